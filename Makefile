@@ -1,0 +1,85 @@
+# ptbank — every target is a thin call of the `ptbank` CLI; `make help` lists them.
+# Set-up is automatic: each target depends on a pinned .venv and the system packages it needs.
+
+LEVEL     ?= all
+# Language of the bank: zh | en | bi | all (zh and en). Not LANG: the shell's locale owns that.
+BANK_LANG ?= all
+MINUTES   ?= 45
+SEED      ?= 1
+SHEET_LANG ?= zh
+JOBS      ?=
+
+PYTHON  := .venv/bin/python
+PTBANK  := $(PYTHON) -m ptbank
+STAMP   := .venv/.ptbank-installed
+JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),)
+
+PRINT_PACKAGES := fonts-noto-cjk libharfbuzz-subset0 fontconfig
+TEST_PACKAGES  := $(PRINT_PACKAGES) poppler-utils libreoffice-writer-nogui g++
+
+.DEFAULT_GOAL := help
+.PHONY: help setup system-print system-test lint stats verify pdf docx md all sheet test bench schema lock clean doctor
+
+help: ## show this help
+	@echo "usage: make TARGET [LEVEL=beginner|intermediate|advanced|all] [BANK_LANG=zh|en|bi|all]"
+	@echo
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+$(STAMP): requirements.lock pyproject.toml
+	@test -x $(PYTHON) || python3 -m venv .venv
+	$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements.lock
+	$(PYTHON) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@touch $@
+
+setup: $(STAMP) system-print ## create .venv from requirements.lock and install fonts (idempotent)
+
+system-print:
+	@tools/ensure-system-packages.sh $(PRINT_PACKAGES)
+
+system-test:
+	@tools/ensure-system-packages.sh $(TEST_PACKAGES)
+
+lint: $(STAMP) ## check every question file (schema, parity, printable code)
+	$(PTBANK) lint
+
+stats: $(STAMP) ## questions by level × topic × kind, seed coverage
+	$(PTBANK) stats
+
+doctor: $(STAMP) ## check torch, fonts and tools, with the command that fixes each
+	$(PTBANK) doctor
+
+verify: $(STAMP) system-test ## run every snippet against the pinned torch (cached)
+	$(PTBANK) verify $(JOBS_ARG)
+
+pdf: setup ## PDFs for LEVEL, zh and en, with and without answers
+	$(PTBANK) build --format pdf --level $(LEVEL) --lang $(BANK_LANG) $(JOBS_ARG)
+
+docx: setup ## DOCX for LEVEL, same editions
+	$(PTBANK) build --format docx --level $(LEVEL) --lang $(BANK_LANG) $(JOBS_ARG)
+
+md: setup ## Markdown for LEVEL, same editions
+	$(PTBANK) build --format md --level $(LEVEL) --lang $(BANK_LANG) $(JOBS_ARG)
+
+all: setup ## every format, every level, zh, en and bi
+	$(PTBANK) build --format all --level all --lang all $(JOBS_ARG)
+	$(PTBANK) build --format all --level all --lang bi $(JOBS_ARG)
+
+sheet: setup ## an interview sheet: make sheet LEVEL=intermediate MINUTES=45 SEED=7
+	$(PTBANK) sheet --level $(LEVEL) --minutes $(MINUTES) --seed $(SEED) --lang $(SHEET_LANG) --format all
+
+test: $(STAMP) system-test ## the full test suite (what CI runs)
+	$(PYTHON) -m pytest -q
+
+bench: $(STAMP) system-test ## benchmarks: verification and rendering, ratios side by side
+	$(PYTHON) bench/verify.py
+	$(PYTHON) bench/render.py
+
+schema: $(STAMP) ## regenerate content/question.schema.json from the models
+	$(PTBANK) schema --out content/question.schema.json
+
+lock: ## re-pin requirements.lock from the current .venv
+	$(PYTHON) -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)+cpu/torch==\1/' > requirements.lock.new
+	mv requirements.lock.new requirements.lock
+
+clean: ## remove build/ (artifacts and caches); keeps .venv
+	rm -rf build

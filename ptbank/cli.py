@@ -1,0 +1,268 @@
+"""Command line: argument parsing and one call into the core per command.
+
+Start-up stays light (no torch, no WeasyPrint) so that `ptbank lint` answers in a blink;
+each command imports what it needs when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .errors import EXIT_BAD_INPUT, ContentError, PtbankError
+
+DEFAULT_CONTENT = Path("content")
+
+EPILOG = """\
+examples:
+  ptbank lint                         check every question file (exit 2 on errors)
+  ptbank verify --jobs 2              run every snippet against the installed torch
+  ptbank build --format pdf --level advanced
+  ptbank sheet --level intermediate --minutes 45 --seed 7
+  ptbank new view-vs-reshape --topic tensors --level beginner
+
+exit status: 0 ok · 1 verification failed · 2 bad content or usage
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args) or 0
+    except ContentError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        print(f"ptbank: {exc}", file=sys.stderr)
+        return exc.exit_status
+    except PtbankError as exc:
+        print(f"ptbank: {exc}", file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:
+        print("ptbank: interrupted", file=sys.stderr)
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ptbank",
+        description="A verified, bilingual PyTorch interview question bank and its printer.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"ptbank {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    for register in (_lint, _stats, _new, _schema, _doctor, _verify, _build, _sheet):
+        register(commands)
+    return parser
+
+
+def _content_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--content", type=Path, default=DEFAULT_CONTENT, metavar="DIR",
+                   help="content folder with bank.yaml, topics.yaml and question files "
+                        "(default: %(default)s)")
+
+
+def _command(commands, name: str, help: str, description: str | None = None):
+    p = commands.add_parser(name, help=help, description=description or help,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    return p
+
+
+# --- lint -----------------------------------------------------------------------------------
+
+def _lint(commands) -> None:
+    p = _command(commands, "lint", "check the content: schema, parity, printable code",
+                 "Load every question file and apply the lint rules. All problems are\n"
+                 "reported at once as path:line: field: message.")
+    _content_option(p)
+    p.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    p.set_defaults(handler=_run_lint)
+
+
+def _run_lint(args) -> int:
+    from .lint import lint
+    from .loader import load_bank
+
+    bank = load_bank(args.content)
+    problems = lint(bank)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    errors = [p for p in problems if p.severity == "error" or args.strict]
+    warnings = len(problems) - len(errors) if not args.strict else 0
+    print(f"ptbank: {len(bank.questions)} questions, {len(errors)} error(s), "
+          f"{warnings} warning(s)", file=sys.stderr)
+    return EXIT_BAD_INPUT if errors else 0
+
+
+# --- stats ----------------------------------------------------------------------------------
+
+def _stats(commands) -> None:
+    p = _command(commands, "stats", "questions by level, topic and kind; seed coverage")
+    _content_option(p)
+    p.set_defaults(handler=_run_stats)
+
+
+def _run_stats(args) -> int:
+    from .loader import load_bank
+    from .stats import print_stats
+
+    print_stats(load_bank(args.content))
+    return 0
+
+
+# --- new ------------------------------------------------------------------------------------
+
+def _new(commands) -> None:
+    p = _command(commands, "new", "scaffold a bilingual question file",
+                 "Write content/<topic>/<id>.yaml with every field to fill in and a\n"
+                 "yaml-language-server modeline for editor completion.")
+    p.add_argument("id", help="kebab-case question id, e.g. view-vs-reshape")
+    p.add_argument("--topic", required=True, help="a key of topics.yaml")
+    p.add_argument("--level", required=True, choices=["beginner", "intermediate", "advanced"])
+    p.add_argument("--kind", default="concept", choices=["concept", "coding"])
+    _content_option(p)
+    p.set_defaults(handler=_run_new)
+
+
+def _run_new(args) -> int:
+    from .scaffold import new_question
+
+    path = new_question(args.content, args.id, args.topic, args.level, args.kind)
+    print(path)
+    return 0
+
+
+# --- schema ---------------------------------------------------------------------------------
+
+def _schema(commands) -> None:
+    p = _command(commands, "schema", "print the JSON Schema of a question file",
+                 "The schema is generated from ptbank's models; editors use it for\n"
+                 "completion and checking (see the modeline `ptbank new` writes).")
+    p.add_argument("--out", type=Path, help="write to this file instead of stdout")
+    p.set_defaults(handler=_run_schema)
+
+
+def _run_schema(args) -> int:
+    from .scaffold import question_schema_json
+
+    text = question_schema_json()
+    if args.out:
+        from .atomic import write_text_atomic
+        write_text_atomic(args.out, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+# --- doctor ---------------------------------------------------------------------------------
+
+def _doctor(commands) -> None:
+    p = _command(commands, "doctor", "check torch, fonts and tools; print how to fix what is missing")
+    p.set_defaults(handler=_run_doctor)
+
+
+def _run_doctor(args) -> int:
+    from .doctor import run_doctor
+
+    return run_doctor()
+
+
+# --- verify ---------------------------------------------------------------------------------
+
+def _verify(commands) -> None:
+    p = _command(commands, "verify", "run every snippet against the installed torch",
+                 "Each snippet runs in its own forked process (own process group, temp dir,\n"
+                 "memory limit, timeout). Results are cached by code, expectations and\n"
+                 "versions, so an unchanged bank re-verifies in a blink.\n"
+                 "Exit status 0 only when every snippet that can run here passes.")
+    _content_option(p)
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="snippets run at once (default: number of CPU cores)")
+    p.add_argument("--only", nargs="+", metavar="ID", default=None,
+                   help="question ids (or question-id/snippet-id) to run")
+    p.add_argument("--no-cache", action="store_true", help="ignore and do not update the cache")
+    p.add_argument("--json", type=Path, metavar="FILE", help="write the per-snippet report as JSON")
+    p.add_argument("--junit", type=Path, metavar="FILE", help="write the report as JUnit XML")
+    p.set_defaults(handler=_run_verify)
+
+
+def _run_verify(args) -> int:
+    from .verify.command import run_verify_command
+
+    return run_verify_command(args)
+
+
+# --- build ----------------------------------------------------------------------------------
+
+def _build(commands) -> None:
+    p = _command(commands, "build", "print the bank as Markdown, DOCX and/or PDF",
+                 "Artifacts: build/ptbank-<level>-<lang>.<ext> (questions only) and\n"
+                 "build/ptbank-<level>-<lang>-answers.<ext> (with the answer key).\n"
+                 "Content must be verified and passing unless --draft is given.")
+    _content_option(p)
+    p.add_argument("--format", default="pdf", choices=["md", "docx", "pdf", "all"])
+    p.add_argument("--level", default="all",
+                   choices=["beginner", "intermediate", "advanced", "all"])
+    p.add_argument("--lang", default="all", choices=["zh", "en", "bi", "all"],
+                   help="zh, en, bi (each question in Chinese then English), or all "
+                        "(zh and en; default)")
+    answers = p.add_mutually_exclusive_group()
+    answers.add_argument("--answers", dest="answers", action="store_const", const="with",
+                         help="only the edition with the answer key")
+    answers.add_argument("--no-answers", dest="answers", action="store_const", const="without",
+                         help="only the questions-only edition")
+    p.set_defaults(answers="both")
+    p.add_argument("--out", type=Path, default=Path("build"), metavar="DIR",
+                   help="output folder (default: %(default)s)")
+    p.add_argument("--draft", action="store_true",
+                   help="build without passing verification; every page says DRAFT")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="artifacts rendered at once (default: number of CPU cores)")
+    p.set_defaults(handler=_run_build)
+
+
+def _run_build(args) -> int:
+    from .pipeline import build_command
+
+    return build_command(args)
+
+
+# --- sheet ----------------------------------------------------------------------------------
+
+def _sheet(commands) -> None:
+    p = _command(commands, "sheet", "a seeded, time-boxed interview sheet (two editions)",
+                 "Selects questions for one interview, deterministically from the bank\n"
+                 "version, the arguments and --seed, and writes a candidate edition and an\n"
+                 "interviewer edition: build/sheets/sheet-<ID>-candidate.<ext> and\n"
+                 "sheet-<ID>-interviewer.<ext>. Rerunning the command printed on a sheet\n"
+                 "regenerates it.")
+    _content_option(p)
+    p.add_argument("--level", required=True, choices=["beginner", "intermediate", "advanced"])
+    p.add_argument("--topics", type=lambda s: [t for t in s.split(",") if t], default=None,
+                   metavar="A,B", help="only these topics (default: all)")
+    size = p.add_mutually_exclusive_group(required=True)
+    size.add_argument("--minutes", type=int, help="time budget to fill without exceeding it")
+    size.add_argument("--count", type=int, help="number of questions")
+    p.add_argument("--seed", type=int, required=True, help="any integer; same seed, same sheet")
+    p.add_argument("--lang", default="zh", choices=["zh", "en", "bi"])
+    p.add_argument("--format", default="pdf", choices=["md", "docx", "pdf", "all"])
+    p.add_argument("--out", type=Path, default=Path("build/sheets"), metavar="DIR")
+    p.add_argument("--exclude", type=lambda s: [t for t in s.split(",") if t], default=[],
+                   metavar="ID,...", help="question ids to leave out (e.g. a first round's)")
+    p.add_argument("--draft", action="store_true",
+                   help="allow unverified content; every page says DRAFT")
+    p.set_defaults(handler=_run_sheet)
+
+
+def _run_sheet(args) -> int:
+    from .pipeline import sheet_command
+
+    return sheet_command(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""`ptbank doctor`: is this machine able to verify and print the bank? Each check says how to fix it."""
+
+from __future__ import annotations
+
+import ctypes.util
+import shutil
+import subprocess
+from dataclasses import dataclass
+from importlib import metadata
+
+from rich.console import Console
+from rich.table import Table
+
+PINNED_TORCH = "2.13.0"
+CJK_FAMILY = "Noto Sans CJK SC"
+APT = "apt-get install -y"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    required: bool = True
+
+
+def _torch() -> Check:
+    try:
+        version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return Check("torch", False, "not installed", "make setup")
+    ok = version.split("+")[0] == PINNED_TORCH
+    return Check("torch", ok, version, "" if ok else f"make setup  (pins torch=={PINNED_TORCH})")
+
+
+def font_style_found(family: str, style: str) -> str | None:
+    """The font file fontconfig picks for family+style, or None when it would substitute."""
+    if not shutil.which("fc-match"):
+        return None
+    out = subprocess.run(["fc-match", "-f", "%{family}|%{style}|%{file}", f"{family}:{style}"],
+                         capture_output=True, text=True).stdout
+    families, styles, file = (out.split("|") + ["", "", ""])[:3]
+    if family in families.split(",") and style.lower() in styles.lower():
+        return file
+    return None
+
+
+def _font(style: str) -> Check:
+    found = font_style_found(CJK_FAMILY, style)
+    return Check(f"CJK font {CJK_FAMILY} {style}", found is not None,
+                 found or "not found by fontconfig", f"{APT} fonts-noto-cjk")
+
+
+def _harfbuzz_subset() -> Check:
+    lib = ctypes.util.find_library("harfbuzz-subset")
+    return Check("harfbuzz subsetting", lib is not None,
+                 lib or "missing: WeasyPrint falls back to slow font handling",
+                 f"{APT} libharfbuzz-subset0")
+
+
+def _tool(name: str, binary: str, package: str, why: str, required: bool) -> Check:
+    path = shutil.which(binary)
+    return Check(name, path is not None, path or f"not found ({why})", f"{APT} {package}",
+                 required)
+
+
+def checks() -> list[Check]:
+    return [
+        _torch(),
+        _font("Regular"),
+        _font("Bold"),
+        _harfbuzz_subset(),
+        _tool("pdftoppm / pdftotext", "pdftotext", "poppler-utils", "tests read PDFs back", True),
+        _tool("C++ compiler", "g++", "g++", "torch.compile snippets need it", True),
+        _tool("LibreOffice", "soffice", "libreoffice-writer-nogui",
+              "optional: DOCX rendering test", False),
+    ]
+
+
+def run_doctor(console: Console | None = None) -> int:
+    console = console or Console()
+    table = Table(title="ptbank doctor")
+    for column in ("check", "status", "found", "fix"):
+        table.add_column(column)
+    results = checks()
+    for c in results:
+        status = "[green]ok[/]" if c.ok else ("[red]missing[/]" if c.required
+                                             else "[yellow]optional[/]")
+        table.add_row(c.name, status, c.detail, "" if c.ok else c.fix)
+    console.print(table)
+    return 0 if all(c.ok or not c.required for c in results) else 1

@@ -1,0 +1,156 @@
+"""Rules the schema cannot express: language parity, checkable claims, printable code.
+
+Each rule is a function `(bank, question) -> Iterable[Problem]`; `RULES` lists them all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from .errors import Problem, Severity
+from .models import Bank, Kind, Question, Show
+
+MAX_CODE_LINE = 95
+"""Longest code line that prints on A4 without wrapping, in characters."""
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_FENCE = re.compile(r"^(```|~~~)", re.M)
+_AGED_APIS = {
+    "torch.cuda.amp.autocast": "torch.autocast(device_type=...)",
+    "torch.cuda.amp.GradScaler": 'torch.amp.GradScaler("cuda")',
+    "torch.cpu.amp.autocast": 'torch.autocast("cpu")',
+}
+
+Rule = Callable[[Bank, Question], Iterable[Problem]]
+
+
+def _problem(bank: Bank, q: Question, field: tuple, message: str,
+             severity: Severity = Severity.error) -> Problem:
+    path, line = bank.where(q.id, *field).rsplit(":", 1)
+    return Problem(path, int(line), ".".join(map(str, field)), message, severity)
+
+
+def parallel_languages(bank: Bank, q: Question) -> Iterable[Problem]:
+    """zh and en say the same thing: same number of rubric points, follow-ups and code blocks."""
+    for field in ("rubric", "follow_ups"):
+        zh, en = getattr(q.zh, field), getattr(q.en, field)
+        if len(zh) != len(en):
+            yield _problem(bank, q, ("en", field),
+                           f"zh has {len(zh)} item(s), en has {len(en)}; keep them parallel")
+    for field in ("question", "answer"):
+        zh = len(_FENCE.findall(getattr(q.zh, field)))
+        en = len(_FENCE.findall(getattr(q.en, field)))
+        if zh != en:
+            yield _problem(bank, q, ("en", field),
+                           f"zh has {zh // 2} code block(s), en has {en // 2}")
+
+
+def languages_match_their_section(bank: Bank, q: Question) -> Iterable[Problem]:
+    """The zh section is written in Chinese; the en section holds no Chinese."""
+    if not _CJK.search(q.zh.title + q.zh.question):
+        yield _problem(bank, q, ("zh", "title"), "no Chinese text in zh title/question",
+                       Severity.warning)
+    for field in ("title", "question", "answer"):
+        if _CJK.search(getattr(q.en, field)):
+            yield _problem(bank, q, ("en", field), "Chinese characters in the en section",
+                           Severity.warning)
+
+
+def no_placeholders(bank: Bank, q: Question) -> Iterable[Problem]:
+    """Nothing scaffolded by `ptbank new` is left unfilled."""
+    for lang in ("zh", "en"):
+        text = q.text(lang)
+        for field in ("title", "question", "answer"):
+            if "TODO" in getattr(text, field):
+                yield _problem(bank, q, (lang, field), "still holds a TODO placeholder")
+        for index, item in enumerate(text.rubric):
+            if "TODO" in item:
+                yield _problem(bank, q, (lang, "rubric", index), "still holds a TODO placeholder")
+
+
+def checks_a_claim(bank: Bank, q: Question) -> Iterable[Problem]:
+    """At least one snippet can fail for a wrong claim (assert, raises or stdout)."""
+    if not any(s.checks_a_claim for s in q.snippets):
+        yield _problem(bank, q, ("snippets",),
+                       "no snippet checks a claim: add an assert, `raises` or `stdout`")
+
+
+def snippet_fields_consistent(bank: Bank, q: Question) -> Iterable[Problem]:
+    """`match` only means something with `raises`."""
+    for index, s in enumerate(q.snippets):
+        if s.match is not None and s.raises is None:
+            yield _problem(bank, q, ("snippets", index, "match"), "`match` needs `raises`")
+
+
+def printable_code(bank: Bank, q: Question) -> Iterable[Problem]:
+    """Code lines fit the printed page."""
+    for index, s in enumerate(q.snippets):
+        for number, line in enumerate(s.code.splitlines(), 1):
+            if len(line) > MAX_CODE_LINE:
+                yield _problem(bank, q, ("snippets", index, "code"),
+                               f"line {number} of the code has {len(line)} characters "
+                               f"(max {MAX_CODE_LINE})")
+    for lang in ("zh", "en"):
+        for field in ("question", "answer"):
+            for line in _code_block_lines(getattr(q.text(lang), field)):
+                if len(line) > MAX_CODE_LINE:
+                    yield _problem(bank, q, (lang, field),
+                                   f"a code line in the text has {len(line)} characters "
+                                   f"(max {MAX_CODE_LINE})", Severity.warning)
+
+
+def current_apis(bank: Bank, q: Question) -> Iterable[Problem]:
+    """Printed code teaches current APIs; aged ones belong in hidden checks or prose only."""
+    for index, s in enumerate(q.snippets):
+        if s.show is Show.hidden:
+            continue
+        for aged, current in _AGED_APIS.items():
+            if aged in s.code:
+                yield _problem(bank, q, ("snippets", index, "code"),
+                               f"{aged} is deprecated; print {current} instead", Severity.warning)
+
+
+def coding_tasks_are_tested(bank: Bank, q: Question) -> Iterable[Problem]:
+    """A hands-on task has a hidden snippet that tests the reference solution."""
+    if q.kind is Kind.coding and not any(s.show is Show.hidden for s in q.snippets):
+        yield _problem(bank, q, ("snippets",),
+                       "coding task without a hidden snippet that tests the solution",
+                       Severity.warning)
+
+
+def file_named_after_question(bank: Bank, q: Question) -> Iterable[Problem]:
+    """`<topic>/<id>.yaml`, so a question is found where its id says."""
+    path = Path(bank.sources[q.id])
+    expected = Path(q.topic) / f"{q.id}.yaml"
+    if path.parts[-2:] != expected.parts:
+        yield _problem(bank, q, ("id",), f"file should be .../{expected.as_posix()}",
+                       Severity.warning)
+
+
+RULES: tuple[Rule, ...] = (
+    parallel_languages,
+    languages_match_their_section,
+    no_placeholders,
+    checks_a_claim,
+    snippet_fields_consistent,
+    printable_code,
+    current_apis,
+    coding_tasks_are_tested,
+    file_named_after_question,
+)
+
+
+def lint(bank: Bank) -> list[Problem]:
+    """Every finding of every rule, sorted by file and line."""
+    return sorted(p for q in bank.questions for rule in RULES for p in rule(bank, q))
+
+
+def _code_block_lines(markdown: str) -> Iterable[str]:
+    inside = False
+    for line in markdown.splitlines():
+        if _FENCE.match(line.strip()):
+            inside = not inside
+        elif inside:
+            yield line

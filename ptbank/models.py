@@ -1,0 +1,207 @@
+"""The one schema of ptbank: question sources, bank metadata and topics.
+
+Every other module reads these models; nothing else describes the source format.
+The JSON Schema that editors use (`ptbank schema`) is generated from here.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+KEBAB = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+SEED_ITEM = r"^(q([1-9]|[12][0-9]|3[0-6])|task-[a-e]|bonus-[1-5])$"
+
+KebabId = Annotated[str, StringConstraints(pattern=KEBAB)]
+NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class Level(str, Enum):
+    """How senior a candidate must be to answer well."""
+
+    beginner = "beginner"
+    intermediate = "intermediate"
+    advanced = "advanced"
+
+
+LEVELS: tuple[Level, ...] = tuple(Level)
+
+
+class Kind(str, Enum):
+    """What the candidate is asked to do."""
+
+    concept = "concept"
+    coding = "coding"
+
+
+class Show(str, Enum):
+    """Where a snippet is printed."""
+
+    answer = "answer"
+    question = "question"
+    hidden = "hidden"
+
+
+class Lang(str, Enum):
+    """A language a question is written in."""
+
+    zh = "zh"
+    en = "en"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", use_attribute_docstrings=True
+    )
+
+
+class LocalizedText(_Strict):
+    """One language's text of a question."""
+
+    title: NonEmpty
+    """Short heading, printed in the table of contents."""
+    question: NonEmpty
+    """What the candidate reads (Markdown)."""
+    answer: NonEmpty
+    """The reference answer (Markdown); only answer editions print it."""
+    rubric: list[NonEmpty] = Field(min_length=1)
+    """What a strong answer contains; printed as a checklist for interviewers."""
+    follow_ups: list[NonEmpty] = []
+    """Questions to ask next, in the order an interviewer would."""
+
+
+class Snippet(_Strict):
+    """A piece of code that is executed against the pinned torch before anything prints."""
+
+    id: KebabId
+    """Unique within its question; names the snippet in verification reports."""
+    code: NonEmpty
+    """Python source, run as a file named `__main__` in a fresh process."""
+    show: Show = Show.answer
+    """answer: printed in answer editions; question: printed with the question; hidden: never printed."""
+    raises: str | None = None
+    """Name of the exception class the snippet must end with (e.g. RuntimeError)."""
+    match: str | None = None
+    """Regular expression the exception message must match (needs `raises`)."""
+    stdout: str | None = None
+    """Expected standard output, compared exactly after stripping surrounding whitespace."""
+    requires: list[str] = []
+    """What the snippet needs to run: `cuda`, `gpus>=N`, or an importable module name."""
+    timeout: float = Field(default=60, gt=0, le=900)
+    """Seconds before the verifier kills the snippet."""
+    memory_mb: int = Field(default=4096, ge=256, le=65536)
+    """Address-space limit for the snippet process, in MiB."""
+
+    @field_validator("match")
+    @classmethod
+    def _match_is_regex(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+    @field_validator("requires")
+    @classmethod
+    def _requires_known_form(cls, value: list[str]) -> list[str]:
+        for item in value:
+            if not re.fullmatch(r"cuda|gpus>=[1-9][0-9]*|[A-Za-z_][A-Za-z0-9_.]*", item):
+                raise ValueError(f"{item!r} is not `cuda`, `gpus>=N` or a module name")
+        return value
+
+    @property
+    def checks_a_claim(self) -> bool:
+        """Whether running the snippet can fail for a wrong claim, not only for a crash."""
+        return (
+            self.raises is not None
+            or self.stdout is not None
+            or re.search(r"^\s*assert\b|\bassert\s", self.code, re.M) is not None
+            or "torch.testing.assert_close" in self.code
+        )
+
+
+class Question(_Strict):
+    """One interview question, in Chinese and English, with the code that proves its answer."""
+
+    id: KebabId
+    """Kebab-case, unique across the bank, stable forever (sheets refer to it)."""
+    topic: KebabId
+    """A key of topics.yaml."""
+    level: Level
+    """beginner | intermediate | advanced."""
+    kind: Kind = Kind.concept
+    """concept, or coding (a hands-on task with a reference solution)."""
+    tags: list[KebabId] = []
+    """Free keywords for search and selection."""
+    minutes: int = Field(ge=1, le=60)
+    """Time a candidate needs to answer, used to fill interview sheets."""
+    seed: list[Annotated[str, StringConstraints(pattern=SEED_ITEM)]] = []
+    """Seed items covered: q1..q36, task-a..task-e, bonus-1..bonus-5."""
+    zh: LocalizedText
+    """The Chinese text."""
+    en: LocalizedText
+    """The English text."""
+    snippets: list[Snippet] = Field(min_length=1)
+    """Code run by the verifier; at least one must check a claim."""
+
+    def text(self, lang: Lang | str) -> LocalizedText:
+        return self.zh if Lang(lang) is Lang.zh else self.en
+
+
+class Topic(_Strict):
+    """A section of the bank; the order of topics.yaml is the order in print."""
+
+    zh: NonEmpty
+    """Chinese name."""
+    en: NonEmpty
+    """English name."""
+
+
+class BankTitle(_Strict):
+    """The bank's title in each language."""
+
+    zh: NonEmpty
+    """Chinese title."""
+    en: NonEmpty
+    """English title."""
+
+
+class BankMeta(_Strict):
+    """bank.yaml: what every artifact states about the bank it came from."""
+
+    title: BankTitle
+    """Printed on every title page and running header."""
+    version: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+$")]
+    """Semantic version of the content; printed on every artifact and part of sheet IDs."""
+
+
+class Bank(BaseModel):
+    """A loaded content folder: metadata, topics in print order, questions and where they came from."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    meta: BankMeta
+    topics: dict[str, Topic]
+    questions: tuple[Question, ...]
+    sources: dict[str, str]
+    """Question id → path of its YAML file (relative to the working directory)."""
+    lines: dict[str, dict[tuple, int]] = {}
+    """Question id → (field path → 1-based line in its source), for messages."""
+
+    def question(self, qid: str) -> Question:
+        for q in self.questions:
+            if q.id == qid:
+                return q
+        raise KeyError(qid)
+
+    def where(self, qid: str, *field: str | int) -> str:
+        """`path:line` of a question's field, for messages."""
+        lines = self.lines.get(qid, {})
+        for cut in range(len(field), -1, -1):
+            if field[:cut] in lines:
+                return f"{self.sources[qid]}:{lines[field[:cut]]}"
+        return f"{self.sources[qid]}:1"
