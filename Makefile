@@ -2,8 +2,8 @@
 # Set-up is automatic: each target depends on a pinned .venv and the system packages it needs.
 
 LEVEL     ?= all
-# Language of the bank: zh | en | bi | all (zh and en). Not LANG: the shell's locale owns that.
-BANK_LANG ?= all
+# Languages of the bank: zh, en, bi, or a comma list. Not LANG: the shell's locale owns that.
+BANK_LANG ?= zh,en
 MINUTES   ?= 45
 SEED      ?= 1
 SHEET_LANG ?= zh
@@ -21,7 +21,7 @@ TEST_PACKAGES  := $(PRINT_PACKAGES) poppler-utils libreoffice-writer-nogui g++
 .PHONY: help setup system-print system-test lint stats verify pdf docx md all sheet test bench schema lock clean doctor
 
 help: ## show this help
-	@echo "usage: make TARGET [LEVEL=beginner|intermediate|advanced|all] [BANK_LANG=zh|en|bi|all]"
+	@echo "usage: make TARGET [LEVEL=beginner|intermediate|advanced|all] [BANK_LANG=zh,en|bi]"
 	@echo
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
@@ -61,8 +61,7 @@ md: setup ## Markdown for LEVEL, same editions
 	$(PTBANK) build --format md --level $(LEVEL) --lang $(BANK_LANG) $(JOBS_ARG)
 
 all: setup ## every format, every level, zh, en and bi
-	$(PTBANK) build --format all --level all --lang all $(JOBS_ARG)
-	$(PTBANK) build --format all --level all --lang bi $(JOBS_ARG)
+	$(PTBANK) build --format all --level beginner,intermediate,advanced,all --lang zh,en,bi $(JOBS_ARG)
 
 sheet: setup ## an interview sheet: make sheet LEVEL=intermediate MINUTES=45 SEED=7
 	$(PTBANK) sheet --level $(LEVEL) --minutes $(MINUTES) --seed $(SEED) --lang $(SHEET_LANG) --format all

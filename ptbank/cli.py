@@ -66,6 +66,18 @@ def _content_option(p: argparse.ArgumentParser) -> None:
                         "(default: %(default)s)")
 
 
+def _choices(*allowed: str):
+    """argparse type for a comma-separated list drawn from `allowed`."""
+    def parse(text: str) -> list[str]:
+        values = [v.strip() for v in text.split(",") if v.strip()]
+        wrong = [v for v in values if v not in allowed]
+        if wrong or not values:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: choose from {', '.join(allowed)} (comma-separated)")
+        return list(dict.fromkeys(values))
+    return parse
+
+
 def _command(commands, name: str, help: str, description: str | None = None):
     p = commands.add_parser(name, help=help, description=description or help,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -205,11 +217,14 @@ def _build(commands) -> None:
                  "Content must be verified and passing unless --draft is given.")
     _content_option(p)
     p.add_argument("--format", default="pdf", choices=["md", "docx", "pdf", "all"])
-    p.add_argument("--level", default="all",
-                   choices=["beginner", "intermediate", "advanced", "all"])
-    p.add_argument("--lang", default="all", choices=["zh", "en", "bi", "all"],
-                   help="zh, en, bi (each question in Chinese then English), or all "
-                        "(zh and en; default)")
+    p.add_argument("--level", default=["all"], metavar="LEVEL[,LEVEL]",
+                   type=_choices("beginner", "intermediate", "advanced", "all"),
+                   help="beginner, intermediate, advanced, or all (one document with every "
+                        "level); a comma list builds several (default: all)")
+    p.add_argument("--lang", default=["zh", "en"], metavar="LANG[,LANG]",
+                   type=_choices("zh", "en", "bi"),
+                   help="zh, en or bi (each question in Chinese, then English); a comma list "
+                        "builds several (default: zh,en)")
     answers = p.add_mutually_exclusive_group()
     answers.add_argument("--answers", dest="answers", action="store_const", const="with",
                          help="only the edition with the answer key")

@@ -1,0 +1,67 @@
+"""Artifact names and freshness: which files a build writes and which it may skip.
+
+An artifact is skipped when its file exists and the fingerprint of its inputs (the rendered
+Markdown, the format, the templates and the renderer code) matches the one recorded when it
+was written. The Markdown holds every content-dependent input, so this is exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from . import __version__
+from .atomic import write_text_atomic
+from .render.document import Document
+from .render.markdown import TEMPLATES
+
+FORMATS = ("md", "docx", "pdf")
+STATE_DIR = ".state"
+_RENDER_CODE = Path(__file__).resolve().parent / "render"
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One file to produce: a document in one format."""
+
+    path: Path
+    format: str
+    markdown: str
+    doc: Document
+
+    @property
+    def fingerprint(self) -> str:
+        digest = hashlib.sha256()
+        for part in (__version__, self.format, _code_fingerprint(), self.markdown):
+            digest.update(part.encode("utf-8"))
+            digest.update(b"\0")
+        return digest.hexdigest()
+
+    @property
+    def _state_file(self) -> Path:
+        return self.path.parent / STATE_DIR / f"{self.path.name}.sha256"
+
+    def is_fresh(self) -> bool:
+        state = self._state_file
+        return self.path.is_file() and state.is_file() and \
+            state.read_text().strip() == self.fingerprint
+
+    def mark_fresh(self) -> None:
+        write_text_atomic(self._state_file, self.fingerprint + "\n")
+
+
+def bank_artifact_name(level: str, lang: str, answers: bool, fmt: str) -> str:
+    """`ptbank-<level>-<lang>.<ext>` or `ptbank-<level>-<lang>-answers.<ext>`."""
+    return f"ptbank-{level}-{lang}{'-answers' if answers else ''}.{fmt}"
+
+
+@lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    digest = hashlib.sha256()
+    for folder in (TEMPLATES, _RENDER_CODE):
+        for path in sorted(folder.glob("*")):
+            if path.is_file() and path.suffix in (".j2", ".css", ".py"):
+                digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()

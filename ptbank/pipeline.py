@@ -1,0 +1,144 @@
+"""The pipeline, top to bottom: load → verify → select → render → write.
+
+`build_command` prints the bank; `sheet_command` prints one interview sheet. Both go through
+the same stages; only the selection and the template differ.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from datetime import datetime, timezone
+from multiprocessing import get_context
+from pathlib import Path
+
+from rich.console import Console
+
+from .artifacts import FORMATS, Artifact, bank_artifact_name
+from .atomic import atomic_path
+from .errors import VerificationRequired
+from .loader import load_bank
+from .models import Bank, Level
+from .render import renderer_for
+from .render.document import Document, Stamp, sections_for
+from .render.labels import label
+from .render.markdown import render_markdown
+from .select import questions_for_level
+
+console = Console(stderr=True)
+
+
+# --- the bank -------------------------------------------------------------------------------
+
+def build_command(args) -> int:
+    bank = load_bank(args.content)
+    stamp = verification_stamp(bank, draft=args.draft, jobs=args.jobs)
+    formats = FORMATS if args.format == "all" else (args.format,)
+    editions = {"both": (False, True), "with": (True,), "without": (False,)}[args.answers]
+    artifacts = []
+    for level in args.level:
+        for lang in args.lang:
+            for answers in editions:
+                doc, markdown = bank_document(bank, level, lang, answers, stamp)
+                artifacts += [Artifact(args.out / bank_artifact_name(level, lang, answers, fmt),
+                                       fmt, markdown, doc) for fmt in formats]
+    write_artifacts(artifacts, jobs=args.jobs)
+    return 0
+
+
+def bank_document(bank: Bank, level: str, lang: str, answers: bool,
+                  stamp: Stamp) -> tuple[Document, str]:
+    """The whole-bank document for one level, language and edition, and its Markdown."""
+    langs = ("zh", "en") if lang == "bi" else (lang,)
+    questions = questions_for_level(bank, None if level == "all" else Level(level))
+    title = " / ".join(getattr(bank.meta.title, l) for l in langs)
+    edition = label(langs[0], "edition_answers" if answers else "edition_questions")
+    doc = Document(
+        title=title,
+        subtitle=f"{label(langs[0], level)} · {edition}",
+        langs=langs,
+        answers=answers,
+        space=not answers,
+        stamp=stamp,
+        version=bank.meta.version,
+        date=build_date(),
+        sections=sections_for(bank, questions, langs),
+    )
+    return doc, render_markdown("bank.md.j2", doc)
+
+
+# --- verification gate ----------------------------------------------------------------------
+
+def verification_stamp(bank: Bank, *, draft: bool, jobs: int | None) -> Stamp:
+    """Verify (cheap when cached) and refuse unverified content unless a draft is asked for."""
+    if draft:
+        return Stamp(0, 0, "", "", draft=True)
+    from .verify import verify_bank  # imports no torch; a cached bank verifies in a blink
+
+    report = verify_bank(bank, jobs=jobs, progress=sys.stderr.isatty())
+    if not report.ok:
+        bad = [r for r in report.results if r.status.value not in ("passed", "skipped")]
+        names = ", ".join(f"{r.question_id}/{r.snippet_id} ({r.status.value})" for r in bad[:8])
+        raise VerificationRequired(
+            f"{len(bad)} snippet(s) do not pass under torch {report.torch_version}: {names}"
+            f"{' ...' if len(bad) > 8 else ''}\n"
+            "run `ptbank verify` for details, or build with --draft")
+    skipped = tuple(r.reason for r in report.results if r.status.value == "skipped")
+    return Stamp(passed=report.counts.get("passed", 0), total=len(report.results),
+                 torch=report.torch_version, python=report.python_version,
+                 skipped_needs=tuple(_requirement_of(reason) for reason in skipped))
+
+
+def _requirement_of(reason: str) -> str:
+    """'requires cuda: ...' → 'cuda' (the stamp names what the skipped snippets need)."""
+    words = reason.replace(":", " ").split()
+    return words[1] if len(words) > 1 and words[0].startswith("requires") else reason
+
+
+def build_date() -> str:
+    """Today, or SOURCE_DATE_EPOCH's date for reproducible builds."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now()
+    return moment.strftime("%Y-%m-%d")
+
+
+# --- rendering and writing ------------------------------------------------------------------
+
+def write_artifacts(artifacts: list[Artifact], jobs: int | None) -> None:
+    """Render what is stale (in parallel processes), skip what is fresh, write atomically."""
+    stale = [a for a in artifacts if not a.is_fresh()]
+    started = time.perf_counter()
+    workers = min(sum(a.format == "pdf" for a in stale), jobs or os.cpu_count() or 1)
+    if workers > 1:
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            futures = [(a, pool.submit(_render, a)) for a in stale]
+            for artifact, future in futures:
+                future.result()
+                _done(artifact)
+    else:
+        for artifact in stale:
+            _render(artifact)
+            _done(artifact)
+    console.print(f"ptbank: {len(stale)} written, {len(artifacts) - len(stale)} up to date "
+                  f"in {time.perf_counter() - started:.1f} s")
+
+
+def _render(artifact: Artifact) -> None:
+    with atomic_path(artifact.path) as tmp:
+        renderer_for(artifact.format)(artifact.markdown, artifact.doc, tmp)
+
+
+def _done(artifact: Artifact) -> None:
+    artifact.mark_fresh()
+    console.print(f"  wrote {artifact.path}")
+
+
+def sheet_command(args) -> int:
+    from .sheet import build_sheet
+
+    bank = load_bank(args.content)
+    stamp = verification_stamp(bank, draft=args.draft, jobs=None)
+    write_artifacts(build_sheet(bank, args, stamp), jobs=None)
+    return 0

@@ -1,0 +1,341 @@
+"""Markdown → DOCX with python-docx, walking the same markdown-it tokens the PDF uses.
+
+Which named style a paragraph gets follows the document's structure: paragraphs after the
+"Reference answer" heading are answers, after "Rubric" rubric points, and so on.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from docx import Document as new_docx
+from docx.enum.table import WD_ROW_HEIGHT_RULE
+from docx.enum.text import WD_BREAK
+from docx.oxml import OxmlElement
+from docx.oxml.ns import qn
+from docx.shared import Cm, Pt, RGBColor
+from markdown_it.token import Token
+from pygments import lex
+from pygments.lexers import get_lexer_by_name
+from pygments.styles import get_style_by_name
+from pygments.util import ClassNotFound
+
+from . import docx_styles as S
+from .document import Document
+from .html import ANSWER_SPACE_CM_PER_MINUTE, ANSWER_SPACE_MAX_CM, PYGMENTS_STYLE
+from .labels import LABELS, label
+from .mdparse import ANSWER_SPACE, is_task_checkbox, parse, top_level_blocks
+from .text import inline_text, softbreak_joiner
+
+CHECKBOX = "☐ "
+
+
+def render_docx(markdown: str, doc: Document, target: Path) -> None:
+    """Write the DOCX of `markdown`; the same inputs give the same bytes."""
+    document = new_docx()
+    S.setup_styles(document)
+    S.setup_page(document)
+    _page_furniture(document, doc)
+    _Writer(document, doc).write(parse(markdown))
+    _fix_core_properties(document, doc)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    target.write_bytes(_normalized_zip(buffer.getvalue()))
+
+
+class _Writer:
+    """Walks top-level token blocks and appends paragraphs with the right named style."""
+
+    def __init__(self, document, doc: Document):
+        self.document = document
+        self.doc = doc
+        self.part_style = S.BODY
+        self.parts = {LABELS[lang][key]: style for lang in LABELS for key, style in
+                      (("answer", S.ANSWER), ("rubric", S.RUBRIC),
+                       ("follow_ups", S.FOLLOW_UP))}
+        self.contents_titles = {LABELS[lang]["contents"] for lang in LABELS}
+        self.next_list_is_toc = False
+
+    def write(self, tokens: list[Token]) -> None:
+        blocks = top_level_blocks(tokens)
+        for index, block in enumerate(blocks):
+            self._block(block, previous=blocks[index - 1][0] if index else None)
+
+    def _block(self, block: list[Token], previous: Token | None) -> None:
+        head = block[0]
+        kind = head.type
+        if kind == "heading_open":
+            self._heading(head, block[1])
+        elif kind == "paragraph_open":
+            self._paragraph(block[1], previous)
+        elif kind in ("bullet_list_open", "ordered_list_open"):
+            if self.next_list_is_toc:
+                self._toc(block)
+            else:
+                self._list(block, depth=0)
+        elif kind == "fence":
+            self._code(head.content, head.info.strip())
+        elif kind == "blockquote_open":
+            for token in block:
+                if token.type == "inline":
+                    self._inline(self.document.add_paragraph(style=S.STAMP), token.children)
+        elif kind == "table_open":
+            self._table(block)
+        elif kind == ANSWER_SPACE:
+            self._answer_space(head.meta["minutes"])
+        elif kind == "hr":
+            self.document.add_paragraph().add_run().add_break(WD_BREAK.PAGE)
+
+    def _heading(self, head: Token, inline: Token) -> None:
+        level = int(head.tag[1])
+        self.next_list_is_toc = inline.content in self.contents_titles
+        if level == 1:
+            self._inline(self.document.add_paragraph(style=S.TITLE), inline.children)
+            return
+        if level <= 3:
+            self.part_style = S.BODY
+        else:
+            self.part_style = self.parts.get(inline.content, S.BODY)
+        style = S.HEADINGS[level]
+        paragraph = self.document.add_paragraph(style=style)
+        if self.next_list_is_toc:
+            paragraph.paragraph_format.page_break_before = True
+        self._inline(paragraph, inline.children)
+
+    def _paragraph(self, inline: Token, previous: Token | None) -> None:
+        style = self.part_style
+        if previous is not None and previous.type == "heading_open" and previous.tag == "h1":
+            style = S.SUBTITLE
+        elif previous is not None and previous.type == "heading_open" and previous.tag == "h3":
+            style = S.META  # the level · topic · minutes line under a question
+        elif _is_bilingual_title(inline):
+            style = S.BODY
+        paragraph = self.document.add_paragraph(style=style)
+        paragraph.paragraph_format.keep_with_next = style in (S.META, S.SUBTITLE) or \
+            _is_bilingual_title(inline)
+        self._inline(paragraph, inline.children)
+
+    def _list(self, block: list[Token], depth: int) -> None:
+        ordered = block[0].type == "ordered_list_open"
+        number = int(block[0].attrs.get("start", 1)) if ordered else 1
+        i = 1
+        while i < len(block) - 1:
+            token = block[i]
+            if token.type == "list_item_open":
+                end = _matching_close(block, i)
+                self._list_item(block[i + 1:end], depth, f"{number}. " if ordered else "• ")
+                number += 1
+                i = end + 1
+            else:
+                i += 1
+
+    def _list_item(self, tokens: list[Token], depth: int, marker: str) -> None:
+        style = self.part_style if self.part_style != S.BODY else S.LIST
+        first = True
+        for block in top_level_blocks(tokens):
+            head = block[0]
+            if head.type == "paragraph_open":
+                paragraph = self.document.add_paragraph(style=style)
+                paragraph.paragraph_format.left_indent = Cm(0.9 + 0.6 * depth)
+                children = block[1].children or []
+                if first:
+                    is_task = bool(children) and is_task_checkbox(children[0])
+                    paragraph.add_run(CHECKBOX if is_task else marker)
+                self._inline(paragraph, children)
+                first = False
+            elif head.type in ("bullet_list_open", "ordered_list_open"):
+                self._list(block, depth + 1)
+            elif head.type == "fence":
+                self._code(head.content, head.info.strip())
+
+    def _toc(self, block: list[Token]) -> None:
+        """A real TOC field (Word fills in page numbers) whose cached text lists the entries."""
+        self.next_list_is_toc = False
+        entries = [(t.level, t.content) for t in block if t.type == "inline"]
+        paragraphs = []
+        for level, text in entries:
+            paragraph = self.document.add_paragraph(style=S.TOC_LEVELS[1 if level <= 3 else 2])
+            paragraph.add_run(inline_text(text))
+            paragraphs.append(paragraph)
+        if paragraphs:
+            _wrap_in_field(paragraphs[0], paragraphs[-1], r'TOC \o "2-3" \h \z \u')
+
+    def _code(self, code: str, language: str) -> None:
+        paragraph = self.document.add_paragraph(style=S.CODE)
+        try:
+            lexer = get_lexer_by_name(language or "text")
+        except ClassNotFound:
+            lexer = get_lexer_by_name("text")
+        style = get_style_by_name(PYGMENTS_STYLE)
+        for token_type, value in lex(code.rstrip("\n"), lexer):
+            look = style.style_for_token(token_type)
+            for n, piece in enumerate(value.split("\n")):
+                if n:
+                    paragraph.add_run().add_break(WD_BREAK.LINE)
+                if piece:
+                    run = paragraph.add_run(piece)
+                    if look["color"]:
+                        run.font.color.rgb = RGBColor.from_string(look["color"])
+                    run.font.bold = look["bold"] or None
+                    run.font.italic = look["italic"] or None
+
+    def _table(self, block: list[Token]) -> None:
+        rows: list[list[Token]] = []
+        for token in block:
+            if token.type == "tr_open":
+                rows.append([])
+            elif token.type == "inline":
+                rows[-1].append(token)
+        table = self.document.add_table(rows=len(rows), cols=max(map(len, rows)))
+        table.style = "Table Grid"
+        for r, cells in enumerate(rows):
+            for c, inline in enumerate(cells):
+                paragraph = table.cell(r, c).paragraphs[0]
+                self._inline(paragraph, inline.children)
+                if r == 0:
+                    for run in paragraph.runs:
+                        run.font.bold = True
+
+    def _answer_space(self, minutes: int) -> None:
+        table = self.document.add_table(rows=1, cols=1)
+        table.style = "Table Grid"
+        row = table.rows[0]
+        row.height = Cm(min(ANSWER_SPACE_MAX_CM, ANSWER_SPACE_CM_PER_MINUTE * minutes))
+        row.height_rule = WD_ROW_HEIGHT_RULE.AT_LEAST
+        cell = row.cells[0].paragraphs[0]
+        cell.style = self.document.styles[S.ANSWER_SPACE]
+        cell.add_run(label(self.doc.langs[-1], "write_here"))
+        self.document.add_paragraph()
+
+    def _inline(self, paragraph, children: list[Token] | None) -> None:
+        bold = italic = strike = False
+        children = children or []
+        for i, token in enumerate(children):
+            kind = token.type
+            if kind == "strong_open" or kind == "strong_close":
+                bold = kind == "strong_open"
+            elif kind == "em_open" or kind == "em_close":
+                italic = kind == "em_open"
+            elif kind == "s_open" or kind == "s_close":
+                strike = kind == "s_open"
+            elif kind in ("text", "code_inline", "softbreak", "hardbreak"):
+                if kind == "hardbreak":
+                    paragraph.add_run().add_break(WD_BREAK.LINE)
+                    continue
+                text = token.content if kind != "softbreak" else softbreak_joiner(
+                    children[i - 1].content if i else "",
+                    children[i + 1].content if i + 1 < len(children) else "")
+                if not text:
+                    continue
+                run = paragraph.add_run(text)
+                run.font.bold = bold or None
+                run.font.italic = italic or None
+                run.font.strike = strike or None
+                if kind == "code_inline":
+                    S.set_fonts(run._element, S.CODE_FONT, S.CJK_FONT)
+                    run.font.size = Pt(9)
+                    run.font.color.rgb = RGBColor(0x80, 0x1F, 0x1F)
+
+
+def _is_bilingual_title(inline: Token) -> bool:
+    children = inline.children or []
+    return len(children) == 3 and children[0].type == "strong_open" and \
+        children[-1].type == "strong_close" and children[1].content[:1].isdigit()
+
+
+def _matching_close(tokens: list[Token], start: int) -> int:
+    depth = 0
+    for i in range(start, len(tokens)):
+        depth += tokens[i].nesting
+        if depth == 0:
+            return i
+    return len(tokens) - 1
+
+
+def _run_with(*children):
+    run = OxmlElement("w:r")
+    for child in children:
+        run.append(child)
+    return run
+
+
+def _field_char(kind: str):
+    element = OxmlElement("w:fldChar")
+    element.set(qn("w:fldCharType"), kind)
+    if kind == "begin":
+        element.set(qn("w:dirty"), "true")  # ask Word to recompute the field on open
+    return element
+
+
+def _field_start(instruction: str) -> list:
+    """The runs that open a field: begin, instruction, separate (the cached result follows)."""
+    instr = OxmlElement("w:instrText")
+    instr.set(qn("xml:space"), "preserve")
+    instr.text = f" {instruction} "
+    return [_run_with(_field_char("begin")), _run_with(instr), _run_with(_field_char("separate"))]
+
+
+def _wrap_in_field(first, last, instruction: str) -> None:
+    """Make the paragraphs first..last the cached result of a field."""
+    position = 1 if first._p.pPr is not None else 0
+    for offset, run in enumerate(_field_start(instruction)):
+        first._p.insert(position + offset, run)
+    last._p.append(_run_with(_field_char("end")))
+
+
+def _add_field(paragraph, instruction: str, placeholder: str) -> None:
+    text = OxmlElement("w:t")
+    text.text = placeholder
+    for run in (*_field_start(instruction), _run_with(text), _run_with(_field_char("end"))):
+        paragraph._p.append(run)
+
+
+def _page_furniture(document, doc: Document) -> None:
+    """Header with the bank title (and DRAFT), footer with "Page X of Y" as live fields."""
+    section = document.sections[0]
+    section.different_first_page_header_footer = True
+    header = section.header.paragraphs[0]
+    header.add_run(doc.title).font.size = Pt(8)
+    if doc.draft:
+        mark = header.add_run("    DRAFT")
+        mark.font.bold = True
+        mark.font.color.rgb = RGBColor(0xCC, 0, 0)
+        first = section.first_page_header.paragraphs[0].add_run("DRAFT")
+        first.font.bold = True
+        first.font.color.rgb = RGBColor(0xCC, 0, 0)
+    for footer in (section.footer, section.first_page_footer):
+        paragraph = footer.paragraphs[0]
+        paragraph.alignment = 1  # centre
+        before, middle, after = label(doc.langs[0], "page", page="\0", pages="\0").split("\0")
+        paragraph.add_run(before)
+        _add_field(paragraph, "PAGE", "1")
+        paragraph.add_run(middle)
+        _add_field(paragraph, "NUMPAGES", "1")
+        paragraph.add_run(after)
+
+
+def _fix_core_properties(document, doc: Document) -> None:
+    when = datetime.fromisoformat(doc.date).replace(tzinfo=timezone.utc)
+    props = document.core_properties
+    props.title = doc.title
+    props.subject = doc.subtitle
+    props.author = props.last_modified_by = "ptbank"
+    props.created = props.modified = props.last_printed = when
+    props.revision = 1
+    props.language = "zh-CN" if doc.langs[0] == "zh" else "en-US"
+
+
+def _normalized_zip(data: bytes) -> bytes:
+    """Rewrite the package with fixed member timestamps so equal inputs give equal bytes."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            fixed = zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0))
+            fixed.compress_type = zipfile.ZIP_DEFLATED
+            fixed.external_attr = 0o644 << 16
+            target.writestr(fixed, source.read(info.filename))
+    return out.getvalue()

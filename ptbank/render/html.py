@@ -1,0 +1,143 @@
+"""Markdown → print HTML: headings with GitHub anchors, each question in its own section,
+Pygments-highlighted code, CJK-aware line joining, answer space. The page template and the
+print CSS live beside the other templates (templates/page.html.j2, templates/print.css).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from html import escape
+
+import jinja2
+from markupsafe import Markup
+from markdown_it.renderer import RendererHTML
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+from .document import Document
+from .labels import label
+from .markdown import TEMPLATES
+from .mdparse import parse, parser, top_level_blocks
+from .text import github_slug, softbreak_joiner
+
+PYGMENTS_STYLE = "default"
+ANSWER_SPACE_CM_PER_MINUTE = 1.6
+ANSWER_SPACE_MAX_CM = 16
+
+
+def highlight_code(code: str, language: str) -> str:
+    try:
+        lexer = get_lexer_by_name(language or "text")
+    except ClassNotFound:
+        lexer = get_lexer_by_name("text")
+    return highlight(code, lexer, HtmlFormatter(nowrap=True))
+
+
+class _PrintRenderer(RendererHTML):
+    """markdown-it's HTML renderer with ptbank's print rules."""
+
+    def fence(self, tokens, idx, options, env) -> str:
+        token = tokens[idx]
+        language = token.info.strip().split(" ")[0]
+        body = highlight_code(token.content, language)
+        return f'<pre class="code highlight"><code>{body}</code></pre>\n'
+
+    def heading_open(self, tokens, idx, options, env) -> str:
+        text = "".join(c.content for c in tokens[idx + 1].children or [])
+        slug = github_slug(text)
+        count = env.setdefault("slugs", {}).get(slug, 0)
+        env["slugs"][slug] = count + 1
+        anchor = slug if count == 0 else f"{slug}-{count}"
+        return f'<{tokens[idx].tag} id="{escape(anchor)}">'
+
+    def softbreak(self, tokens, idx, options, env) -> str:
+        before = tokens[idx - 1].content if idx > 0 else ""
+        after = tokens[idx + 1].content if idx + 1 < len(tokens) else ""
+        return softbreak_joiner(before, after)
+
+    def ptbank_answer_space(self, tokens, idx, options, env) -> str:
+        minutes = tokens[idx].meta["minutes"]
+        height = min(ANSWER_SPACE_MAX_CM, ANSWER_SPACE_CM_PER_MINUTE * minutes)
+        return f'<div class="answer-space" style="height: {height:.1f}cm"></div>\n'
+
+
+def markdown_to_html_body(markdown: str) -> str:
+    """Body HTML with each question (from its h3 to the next h2/h3) in a <section>.
+
+    The heading, the meta line and the first paragraph sit in one unbreakable block so that a
+    question never starts at the bottom of a page.
+    """
+    tokens = parse(markdown)
+    renderer = _renderer()
+    env: dict = {}
+    out: list[str] = []
+    in_question = False
+    blocks = top_level_blocks(tokens)
+    i = 0
+    while i < len(blocks):
+        block = blocks[i]
+        head = block[0]
+        if head.type == "heading_open" and head.tag in ("h1", "h2", "h3"):
+            if in_question:
+                out.append("</section>\n")
+                in_question = False
+            if head.tag == "h3":
+                keep = blocks[i:i + 3]
+                out.append('<section class="question"><div class="keep">\n')
+                out.extend(renderer.render(b, parser().options, env) for b in keep)
+                out.append("</div>\n")
+                in_question = True
+                i += len(keep)
+                continue
+        out.append(renderer.render(block, parser().options, env))
+        i += 1
+    if in_question:
+        out.append("</section>\n")
+    return "".join(out)
+
+
+@lru_cache(maxsize=1)
+def _renderer() -> _PrintRenderer:
+    return _PrintRenderer(parser())
+
+
+@lru_cache(maxsize=1)
+def _page_template() -> jinja2.Template:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
+                             undefined=jinja2.StrictUndefined, autoescape=True)
+    return env.get_template("page.html.j2")
+
+
+def pygments_css() -> str:
+    return HtmlFormatter(style=PYGMENTS_STYLE).get_style_defs(".highlight")
+
+
+def _split_page_label(lang: str) -> tuple[str, str, str]:
+    """"Page {page} of {pages}" → the literal parts around the two CSS counters."""
+    text = label(lang, "page", page="\0", pages="\0")
+    before, middle, after = text.split("\0")
+    return before, middle, after
+
+
+def _css_string(text: str) -> Markup:
+    """Text safe inside a double-quoted CSS string in a <style> element."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("<", "\\3c ")
+    return Markup(escaped)
+
+
+def render_html(markdown: str, doc: Document) -> str:
+    """The full HTML page WeasyPrint prints."""
+    css = (TEMPLATES / "print.css").read_text("utf-8")
+    before, middle, after = _split_page_label(doc.langs[0])
+    return _page_template().render(
+        header_title=_css_string(doc.title),
+        page_label_before=_css_string(before), page_label_middle=_css_string(middle),
+        page_label_after=_css_string(after),
+        doc=doc,
+        lang="zh-CN" if doc.langs[0] == "zh" else "en",
+        css=Markup(css),
+        pygments_css=Markup(pygments_css()),
+        body=Markup(markdown_to_html_body(markdown)),
+    )

@@ -1,0 +1,63 @@
+"""The one Markdown parser every format uses: CommonMark + GFM tables and task lists.
+
+`html=False`: content is data, so raw HTML in a question prints as text, never as markup.
+One convention carries what Markdown cannot: a comment line
+`<!-- ptbank:answer-space N -->` asks for room to write for an N-minute question. GitHub hides
+it; here it becomes a `ptbank_answer_space` token.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
+from markdown_it.token import Token
+from mdit_py_plugins.tasklists import tasklists_plugin
+
+ANSWER_SPACE = "ptbank_answer_space"
+_DIRECTIVE = re.compile(r"^<!-- ptbank:answer-space (\d+) -->$")
+
+
+def _answer_space(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    line = state.src[state.bMarks[start] + state.tShift[start]: state.eMarks[start]].strip()
+    found = _DIRECTIVE.match(line)
+    if not found:
+        return False
+    if not silent:
+        token = state.push(ANSWER_SPACE, "div", 0)
+        token.meta = {"minutes": int(found.group(1))}
+        token.map = [start, start + 1]
+    state.line = start + 1
+    return True
+
+
+@lru_cache(maxsize=1)
+def parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
+    md.use(tasklists_plugin, enabled=False)
+    md.block.ruler.before("paragraph", ANSWER_SPACE, _answer_space)
+    return md
+
+
+def parse(markdown: str) -> list[Token]:
+    return parser().parse(markdown)
+
+
+def is_task_checkbox(token: Token) -> bool:
+    """The html_inline token the task-list plugin puts before a `- [ ]` item's text."""
+    return token.type == "html_inline" and "task-list-item-checkbox" in token.content
+
+
+def top_level_blocks(tokens: list[Token]) -> list[list[Token]]:
+    """Split a token stream into its top-level blocks (an open token through its close)."""
+    blocks, current, depth = [], [], 0
+    for token in tokens:
+        current.append(token)
+        depth += token.nesting
+        if depth == 0:
+            blocks.append(current)
+            current = []
+    return blocks
