@@ -46,18 +46,21 @@ def _collect_missing_glyphs():
 
 
 def render_pdf(markdown: str, doc: Document, target: Path) -> None:
-    """Write the PDF of `markdown` to `target`; refuse if any character would print as tofu."""
+    """Write the PDF of `markdown` to `target`; raise if any character printed as tofu.
+
+    The caller writes to a temporary path (see atomic.py), so a refused PDF never lands.
+    """
     from weasyprint import HTML  # heavy: imported only when a PDF is built
 
     html = render_html(markdown, doc)
-    with _collect_missing_glyphs() as missing:
+    timestamp = f"{doc.date}T00:00:00Z"  # fixed dates: the same inputs give the same bytes
+    with _collect_missing_glyphs() as missing:  # WeasyPrint reports them while writing
         document = HTML(string=html, base_url=str(target.parent)).render()
+        document.metadata.created = timestamp
+        document.metadata.modified = timestamp
+        document.write_pdf(target)
     if missing:
         raise MissingGlyphError(_describe_missing(missing, doc))
-    timestamp = f"{doc.date}T00:00:00Z"  # fixed dates: the same inputs give the same bytes
-    document.metadata.created = timestamp
-    document.metadata.modified = timestamp
-    document.write_pdf(target)
 
 
 def _describe_missing(missing: list[str], doc: Document) -> str:

@@ -1,0 +1,199 @@
+"""Build the render fixture bank in every format and read the artifacts back."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from docx import Document as open_docx
+from pypdf import PdfReader
+
+from ptbank.atomic import atomic_path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+EPOCH = "1764460800"  # 2025-11-30: fixed build date, so outputs are comparable
+
+
+def ptbank(*args: str, env_extra: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "ptbank", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("render")
+    result = ptbank("build", "--content", str(FIXTURES / "render"), "--format", "all",
+                    "--level", "all,beginner", "--lang", "zh,en,bi", "--draft", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def pdf_text(path: Path) -> str:
+    return subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True,
+                          text=True, check=True).stdout
+
+
+def docx_text(path: Path) -> str:
+    document = open_docx(path)
+    parts = [p.text for p in document.paragraphs]
+    parts += [cell.text for table in document.tables for row in table.rows for cell in row.cells]
+    return "\n".join(parts)
+
+
+def test_every_artifact_is_named_as_documented(built: Path):
+    for level in ("all", "beginner"):
+        for lang in ("zh", "en", "bi"):
+            for suffix in ("", "-answers"):
+                for ext in ("md", "docx", "pdf"):
+                    assert (built / f"ptbank-{level}-{lang}{suffix}.{ext}").is_file()
+    assert not list(built.glob("*.part")) and not list(built.glob(".*.part"))
+
+
+@pytest.mark.parametrize("ext", ["md", "docx", "pdf"])
+def test_answers_only_in_answer_editions(built: Path, ext: str):
+    read = {"md": lambda p: p.read_text("utf-8"), "docx": docx_text, "pdf": pdf_text}[ext]
+    questions = read(built / f"ptbank-all-zh.{ext}")
+    answers = read(built / f"ptbank-all-zh-answers.{ext}")
+    for marker in ("ZH-ANSWER-MARKER", "ZH-RUBRIC-MARKER", "ZH-FOLLOWUP-MARKER",
+                   "ANSWER_SNIPPET_MARKER"):
+        assert marker not in questions
+        assert marker in answers
+    assert "QUESTION_SNIPPET_MARKER" in questions and "QUESTION_SNIPPET_MARKER" in answers
+    assert "HIDDEN_SNIPPET_MARKER" not in questions + answers
+
+
+def test_level_selection_and_order(built: Path):
+    beginner = (built / "ptbank-beginner-en-answers.md").read_text("utf-8")
+    assert "Content is data" in beginner and "Backpropagation" not in beginner
+    everything = (built / "ptbank-all-en-answers.md").read_text("utf-8")
+    # topics.yaml order, then numbered within the topic
+    assert everything.index("## 1. Tensors") < everything.index("## 2. Autograd")
+    assert "### 2.1 Backpropagation" in everything
+    assert "*Intermediate · Autograd · Concept · 4 min*" in everything
+
+
+def test_bilingual_prints_chinese_then_english(built: Path):
+    text = (built / "ptbank-all-bi-answers.md").read_text("utf-8")
+    assert text.index("ZH-ANSWER-MARKER") < text.index("EN-ANSWER-MARKER")
+    assert "渲染测试题库 / Render Test Bank" in text
+
+
+def test_content_is_data_not_markup(built: Path):
+    md = (built / "ptbank-all-zh.md").read_text("utf-8")
+    assert '<script>alert("zh")</script>' in md          # kept as text in the Markdown ...
+    assert "{{ secret }}" in md and "{% raw %}raw{% endraw %}" in md   # ... never evaluated
+    pdf = pdf_text(built / "ptbank-all-zh.pdf")
+    assert '<script>alert("zh")</script>' in pdf and "{{ secret }}" in pdf
+    from ptbank.render.html import markdown_to_html_body
+    html = markdown_to_html_body(md)
+    assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_cjk_emphasis_is_bold_everywhere(built: Path):
+    md = (built / "ptbank-all-zh.md").read_text("utf-8")
+    assert "**注意**：后面" in md
+    from ptbank.render.html import markdown_to_html_body
+    assert "<strong>注意</strong>：后面" in markdown_to_html_body(md)
+    document = open_docx(built / "ptbank-all-zh.docx")
+    runs = [r for p in document.paragraphs for r in p.runs if r.text == "注意"]
+    assert runs and all(r.bold for r in runs)
+    assert "**注意" not in pdf_text(built / "ptbank-all-zh.pdf")
+
+
+def test_pdf_stamp_toc_fonts_and_pages(built: Path):
+    path = built / "ptbank-all-zh-answers.pdf"
+    reader = PdfReader(path)
+    pages = [page.extract_text() for page in reader.pages]
+    assert all("DRAFT" in page for page in pages), "a draft says so on every page"
+    assert f"第 {len(pages)} 页，共 {len(pages)} 页" in pdf_text(path)
+    assert "版本 1.2.3" in pages[0]
+    toc = pdf_text(path)
+    assert re.search(r"1\.1 内容即数据.*\.\s*\d+", toc), "TOC entry with a page number"
+    fonts = {str(font) for page in reader.pages
+             for font in (page["/Resources"].get("/Font") or {}).values()
+             for font in [font.get_object()["/BaseFont"]]}
+    assert any("NotoSansCJK" in f.replace("-", "") and "Bold" in f for f in fonts), fonts
+    assert any(re.search(r"NotoSansCJK\w*SC$", f.replace("-", "")) for f in fonts), fonts
+
+
+def test_long_code_lines_wrap_not_cut(built: Path):
+    text = pdf_text(built / "ptbank-all-en-answers.pdf")
+    assert '"TAIL"' in text
+
+
+def test_docx_styles_fonts_and_fields(built: Path):
+    path = built / "ptbank-all-zh-answers.docx"
+    document = open_docx(path)
+    used = {p.style.name for p in document.paragraphs}
+    assert {"Title", "Heading 2", "Heading 3", "PT Code", "PT Answer", "PT Rubric"} <= used
+    answer = [p for p in document.paragraphs if "ZH-ANSWER-MARKER" in p.text]
+    assert answer and answer[0].style.name == "PT Answer"
+    heading = document.styles["Heading 3"].element.xml
+    assert 'w:eastAsia="Microsoft YaHei"' in heading and "eastAsiaTheme" not in heading
+    assert 'w:eastAsia="zh-CN"' in document.styles.element.xml
+    body = document.element.body.xml
+    assert "TOC \\o" in body
+    code = [p for p in document.paragraphs if p.style.name == "PT Code"]
+    assert code and any(r.font.color.rgb is not None for r in code[0].runs), "highlighted"
+    assert document.styles["PT Code"].paragraph_format.keep_together
+    footer = document.sections[0].footer._element.xml
+    assert "NUMPAGES" in footer and "PAGE" in footer
+
+
+def test_same_inputs_same_bytes(built: Path, tmp_path: Path):
+    result = ptbank("build", "--content", str(FIXTURES / "render"), "--format", "all",
+                    "--level", "all", "--lang", "zh", "--draft", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    for name in ("ptbank-all-zh-answers.md", "ptbank-all-zh-answers.docx",
+                 "ptbank-all-zh-answers.pdf"):
+        assert (tmp_path / name).read_bytes() == (built / name).read_bytes(), name
+
+
+def test_unchanged_artifacts_are_skipped(built: Path):
+    result = ptbank("build", "--content", str(FIXTURES / "render"), "--format", "all",
+                    "--level", "all", "--lang", "zh", "--draft", "--out", str(built))
+    assert result.returncode == 0, result.stderr
+    assert "0 written, 6 up to date" in result.stderr
+
+
+def test_glyph_gate_names_question_and_character(tmp_path: Path):
+    result = ptbank("build", "--content", str(FIXTURES / "render-glyph"), "--format", "pdf",
+                    "--level", "all", "--lang", "en", "--no-answers", "--draft",
+                    "--out", str(tmp_path))
+    assert result.returncode == 2
+    assert "U+13000" in result.stderr and "unprintable" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert list(tmp_path.glob("*.pdf")) == [] and list(tmp_path.glob(".*part")) == []
+
+
+def test_atomic_write_keeps_the_old_file_on_failure(tmp_path: Path):
+    final = tmp_path / "artifact.pdf"
+    final.write_bytes(b"old")
+    with pytest.raises(RuntimeError):
+        with atomic_path(final) as tmp:
+            tmp.write_bytes(b"half-writ")
+            raise RuntimeError("crash while rendering")
+    assert final.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["artifact.pdf"]
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None,
+                    reason="LibreOffice missing: `make test` installs libreoffice-writer-nogui")
+def test_docx_opens_in_libreoffice(built: Path, tmp_path: Path):
+    source = built / "ptbank-all-zh-answers.docx"
+    subprocess.run(["soffice", "--headless", f"-env:UserInstallation=file://{tmp_path}/lo",
+                    "--convert-to", "pdf", "--outdir", str(tmp_path), str(source)],
+                   check=True, capture_output=True, timeout=180)
+    text = pdf_text(tmp_path / "ptbank-all-zh-answers.pdf")
+    assert "渲染测试题库" in text and "ZH-ANSWER-MARKER" in text
+    assert "ANSWER_SNIPPET_MARKER" in text
+    fonts = subprocess.run(["pdffonts", str(tmp_path / "ptbank-all-zh-answers.pdf")],
+                           capture_output=True, text=True).stdout
+    assert "CJK" in fonts and "Bold" in fonts
