@@ -16,7 +16,7 @@ MAX_CODE_LINE = 95
 """Longest code line that prints on A4 without wrapping, in characters."""
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
-_FENCE = re.compile(r"^(```|~~~)", re.M)
+_FENCE = re.compile(r"^(```|~~~)")
 _AGED_APIS = {
     "torch.cuda.amp.autocast": "torch.autocast(device_type=...)",
     "torch.cuda.amp.GradScaler": 'torch.amp.GradScaler("cuda")',
@@ -27,8 +27,10 @@ Rule = Callable[[Bank, Question], Iterable[Problem]]
 
 
 def _problem(bank: Bank, q: Question, field: tuple, message: str,
-             severity: Severity = Severity.error) -> Problem:
-    path, line = bank.where(q.id, *field).rsplit(":", 1)
+             severity: Severity = Severity.error, text_line: int | None = None) -> Problem:
+    """A finding on `field`, located on the `text_line`-th line of its text when that is known."""
+    at = field if text_line is None else (*field, text_line)
+    path, line = bank.where(q.id, *at).rsplit(":", 1)
     return Problem(path, int(line), ".".join(map(str, field)), message, severity)
 
 
@@ -40,11 +42,10 @@ def parallel_languages(bank: Bank, q: Question) -> Iterable[Problem]:
             yield _problem(bank, q, ("en", field),
                            f"zh has {len(zh)} item(s), en has {len(en)}; keep them parallel")
     for field in ("question", "answer"):
-        zh = len(_FENCE.findall(getattr(q.zh, field)))
-        en = len(_FENCE.findall(getattr(q.en, field)))
+        zh = _count_code_blocks(getattr(q.zh, field))
+        en = _count_code_blocks(getattr(q.en, field))
         if zh != en:
-            yield _problem(bank, q, ("en", field),
-                           f"zh has {zh // 2} code block(s), en has {en // 2}")
+            yield _problem(bank, q, ("en", field), f"zh has {zh} code block(s), en has {en}")
 
 
 def languages_match_their_section(bank: Bank, q: Question) -> Iterable[Problem]:
@@ -65,9 +66,11 @@ def no_placeholders(bank: Bank, q: Question) -> Iterable[Problem]:
         for field in ("title", "question", "answer"):
             if "TODO" in getattr(text, field):
                 yield _problem(bank, q, (lang, field), "still holds a TODO placeholder")
-        for index, item in enumerate(text.rubric):
-            if "TODO" in item:
-                yield _problem(bank, q, (lang, "rubric", index), "still holds a TODO placeholder")
+        for field in ("rubric", "follow_ups"):
+            for index, item in enumerate(getattr(text, field)):
+                if "TODO" in item:
+                    yield _problem(bank, q, (lang, field, index),
+                                   "still holds a TODO placeholder")
 
 
 def checks_a_claim(bank: Bank, q: Question) -> Iterable[Problem]:
@@ -91,14 +94,14 @@ def printable_code(bank: Bank, q: Question) -> Iterable[Problem]:
             if len(line) > MAX_CODE_LINE:
                 yield _problem(bank, q, ("snippets", index, "code"),
                                f"line {number} of the code has {len(line)} characters "
-                               f"(max {MAX_CODE_LINE})")
+                               f"(max {MAX_CODE_LINE})", text_line=number)
     for lang in ("zh", "en"):
         for field in ("question", "answer"):
-            for line in _code_block_lines(getattr(q.text(lang), field)):
+            for number, line in _code_block_lines(getattr(q.text(lang), field)):
                 if len(line) > MAX_CODE_LINE:
                     yield _problem(bank, q, (lang, field),
                                    f"a code line in the text has {len(line)} characters "
-                                   f"(max {MAX_CODE_LINE})", Severity.warning)
+                                   f"(max {MAX_CODE_LINE})", Severity.warning, number)
 
 
 def current_apis(bank: Bank, q: Question) -> Iterable[Problem]:
@@ -147,10 +150,16 @@ def lint(bank: Bank) -> list[Problem]:
     return sorted(p for q in bank.questions for rule in RULES for p in rule(bank, q))
 
 
-def _code_block_lines(markdown: str) -> Iterable[str]:
+def _code_block_lines(markdown: str) -> Iterable[tuple[int, str]]:
+    """(1-based line number, line) of every line inside a fenced code block."""
     inside = False
-    for line in markdown.splitlines():
+    for number, line in enumerate(markdown.splitlines(), 1):
         if _FENCE.match(line.strip()):
             inside = not inside
         elif inside:
-            yield line
+            yield number, line
+
+
+def _count_code_blocks(markdown: str) -> int:
+    fences = sum(1 for line in markdown.splitlines() if _FENCE.match(line.strip()))
+    return (fences + 1) // 2

@@ -10,13 +10,13 @@ import difflib
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import ContentError, Problem, PtbankError
-from .models import KEBAB, Bank, BankMeta, BankTitle, LocalizedText, Question, Snippet, Topic
+from .models import (KEBAB, SEED_ITEM, Bank, BankMeta, BankTitle, LocalizedText, Question,
+                     Snippet, Topic)
 
 BANK_FILE = "bank.yaml"
 TOPICS_FILE = "topics.yaml"
@@ -26,14 +26,21 @@ _KNOWN_KEYS = sorted(
     {name for model in (Question, LocalizedText, Snippet, BankMeta, BankTitle, Topic)
      for name in model.model_fields}
 )
+_STR_TAG = "tag:yaml.org,2002:str"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_PATTERN_MESSAGES = {
+    KEBAB: "is not kebab-case (lowercase words joined by '-', e.g. view-vs-reshape)",
+    SEED_ITEM: "is not a seed item (q1..q36, task-a..task-e, bonus-1..bonus-5)",
+}
 
 LineMap = dict[tuple, int]
+"""Field path → 1-based line; for a literal block (`|`), (*path, n) → its n-th text line's line."""
 
 
 def display_path(path: Path) -> str:
     """Path as users should see it: relative to the working directory when below it."""
     try:
-        return os.path.relpath(path)
+        return Path(os.path.abspath(path)).relative_to(os.getcwd()).as_posix()
     except ValueError:
         return str(path)
 
@@ -45,6 +52,7 @@ def load_bank(content: Path) -> Bank:
     problems: list[Problem] = []
     meta = _load_single(content / BANK_FILE, BankMeta, problems)
     topics = _load_topics(content / TOPICS_FILE, problems)
+    problems.extend(_misplaced_files(content))
     questions, sources, lines = [], {}, {}
     for path in sorted(p for p in content.glob("*/**/*.yaml") if p.is_file()):
         loaded = _load_model(path, Question, problems)
@@ -53,14 +61,14 @@ def load_bank(content: Path) -> Bank:
         question, line_map = loaded
         shown = display_path(path)
         if question.id in sources:
-            problems.append(Problem(shown, line_map.get(("id",), 1), "id",
+            problems.append(Problem(shown, line_map[("id",)], "id",
                                     f"duplicate id {question.id!r}, "
                                     f"already used by {sources[question.id]}"))
             continue
         if topics is not None and question.topic not in topics:
-            problems.append(Problem(shown, line_map.get(("topic",), 1), "topic",
-                                    f"unknown topic {question.topic!r}; "
-                                    f"topics.yaml has: {', '.join(topics)}"))
+            problems.append(Problem(shown, line_map[("topic",)], "topic",
+                                    _unknown(f"topic {question.topic!r}", question.topic, topics)
+                                    + f"; {TOPICS_FILE} has: {', '.join(topics)}"))
         problems.extend(_snippet_id_problems(question, shown, line_map))
         questions.append(question)
         sources[question.id] = shown
@@ -71,12 +79,31 @@ def load_bank(content: Path) -> Bank:
                 sources=sources, lines=lines)
 
 
+def _misplaced_files(content: Path) -> list[Problem]:
+    """Files the loader would otherwise skip in silence: `.yml`, or YAML beside bank.yaml."""
+    found = [Problem(display_path(p), 1, "", "question files end in .yaml, not .yml")
+             for p in sorted(content.rglob("*.yml"))]
+    found += [Problem(display_path(p), 1, "",
+                      "question files live in a topic folder: <topic>/<id>.yaml")
+              for p in sorted(content.glob("*.yaml")) if p.name not in (BANK_FILE, TOPICS_FILE)]
+    return found
+
+
+def load_topics(content: Path) -> dict[str, Topic]:
+    """The topics of a content folder, in print order; raise ContentError if topics.yaml is bad."""
+    problems: list[Problem] = []
+    topics = _load_topics(content / TOPICS_FILE, problems)
+    if topics is None:
+        raise ContentError(problems)
+    return topics
+
+
 def _snippet_id_problems(question: Question, shown: str, line_map: LineMap) -> list[Problem]:
     seen: set[str] = set()
     found = []
     for index, snippet in enumerate(question.snippets):
         if snippet.id in seen:
-            found.append(Problem(shown, line_map.get(("snippets", index, "id"), 1),
+            found.append(Problem(shown, line_map[("snippets", index, "id")],
                                  f"snippets.{index}.id",
                                  f"duplicate snippet id {snippet.id!r} in this question"))
         seen.add(snippet.id)
@@ -95,26 +122,19 @@ def _load_topics(path: Path, problems: list[Problem]) -> dict[str, Topic] | None
     data, line_map = parsed
     shown = display_path(path)
     topics: dict[str, Topic] = {}
-    ok = True
+    before = len(problems)
     for key, value in data.items():
-        if not _is_kebab(key):
-            ok = False
-            problems.append(Problem(shown, line_map.get((key,), 1), str(key),
-                                    "topic keys must be kebab-case"))
+        if not re.match(KEBAB, key):
+            problems.append(Problem(shown, line_map[(key,)], key,
+                                    "topic keys must be kebab-case (they name folders)"))
             continue
         try:
             topics[key] = Topic.model_validate(value)
         except ValidationError as exc:
-            ok = False
             problems.extend(_validation_problems(exc, shown, line_map, prefix=(key,)))
-    if not topics and ok:
-        problems.append(Problem(shown, 1, "", "no topics defined"))
-        ok = False
-    return topics if ok else None
-
-
-def _is_kebab(key: Any) -> bool:
-    return isinstance(key, str) and re.match(KEBAB, key) is not None
+    if not data:
+        problems.append(Problem(shown, line_map[()], "", "no topics defined"))
+    return topics if len(problems) == before else None
 
 
 def _load_model(path: Path, model: type[BaseModel], problems: list[Problem]):
@@ -130,12 +150,45 @@ def _load_model(path: Path, model: type[BaseModel], problems: list[Problem]):
 
 
 def _parse(path: Path, problems: list[Problem]) -> tuple[dict, LineMap] | None:
-    """Read one YAML file into (mapping, line map); record a problem and return None if unusable."""
+    """Read one YAML file into (mapping with text keys, line map); None if unusable."""
     shown = display_path(path)
-    if not path.is_file():
+    text = _read_text(path, shown, problems)
+    if text is None:
+        return None
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        problems.append(_syntax_problem(shown, exc))
+        return None
+    if not isinstance(node, yaml.MappingNode):
+        line = _line(node.start_mark) if node is not None else 1
+        problems.append(Problem(shown, line, "", "expected a mapping of keys to values at the top"))
+        return None
+    line_map: LineMap = {}
+    before = len(problems)
+    try:
+        _map_lines(node, (), line_map, shown, problems, set())
+    except RecursionError:
+        problems.append(Problem(shown, 1, "", "nested too deeply"))
+    if len(problems) > before:
+        return None
+    try:
+        return _Constructor().construct_document(node), line_map
+    except yaml.MarkedYAMLError as exc:
+        problems.append(Problem(shown, _line(exc.problem_mark), "", f"YAML: {exc.problem}"))
+        return None
+
+
+def _read_text(path: Path, shown: str, problems: list[Problem]) -> str | None:
+    """The file's text if it is readable, UTF-8, printable and not empty; else record why."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
         problems.append(Problem(shown, 1, "", "file is missing"))
         return None
-    raw = path.read_bytes()
+    except OSError as exc:
+        problems.append(Problem(shown, 1, "", f"cannot read: {exc.strerror}"))
+        return None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -144,50 +197,85 @@ def _parse(path: Path, problems: list[Problem]) -> tuple[dict, LineMap] | None:
                                 f"not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start}; "
                                 "save the file as UTF-8"))
         return None
-    if not text.strip() or all(l.lstrip().startswith("#") or not l.strip()
-                                for l in text.splitlines()):
+    bad = yaml.reader.Reader.NON_PRINTABLE.search(text)
+    if bad:
+        problems.append(Problem(shown, text.count("\n", 0, bad.start()) + 1, "",
+                                f"character U+{ord(bad.group()):04X} is not allowed in YAML"))
+        return None
+    if all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
         problems.append(Problem(shown, 1, "", "file is empty"))
         return None
-    try:
-        node = yaml.compose(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        problems.append(Problem(shown, line, "", f"YAML syntax: {exc.problem or exc.context}"))
-        return None
-    except yaml.YAMLError as exc:
-        problems.append(Problem(shown, 1, "", f"YAML: {exc}"))
-        return None
-    if not isinstance(node, yaml.MappingNode):
-        line = node.start_mark.line + 1 if node is not None else 1
-        problems.append(Problem(shown, line, "", "expected a mapping of keys to values at the top"))
-        return None
-    line_map: LineMap = {}
-    before = len(problems)
-    _map_lines(node, (), line_map, shown, problems)
-    if len(problems) > before:
-        return None
-    data = yaml.SafeLoader("").construct_document(node)
-    return data, line_map
+    return text
+
+
+def _syntax_problem(shown: str, exc: yaml.MarkedYAMLError) -> Problem:
+    """A token left open ("while scanning ...") is the culprit; otherwise where parsing stopped."""
+    problem_line = _line(exc.problem_mark)
+    context_line = _line(exc.context_mark) if exc.context_mark else problem_line
+    scanning = (exc.context or "").startswith("while scanning")
+    line = context_line if scanning else problem_line
+    message = f"YAML syntax: {exc.problem}"
+    if exc.context:
+        message += f" ({exc.context}" + ("" if scanning else f" from line {context_line}") + ")"
+    return Problem(shown, line, "", message)
+
+
+def _line(mark: yaml.Mark | None) -> int:
+    return mark.line + 1 if mark else 1
+
+
+class _Constructor(yaml.constructor.SafeConstructor):
+    """SafeConstructor whose value errors (`!!int abc`, a 13th month) carry the node's line."""
+
+    def construct_object(self, node, deep=False):
+        try:
+            return super().construct_object(node, deep)
+        except ValueError as exc:
+            kind = node.tag.rsplit(":", 1)[-1]
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{node.value!r} is read as {kind} but is not a valid one "
+                f"({exc}); quote it if it is text", node.start_mark) from None
 
 
 def _map_lines(node: yaml.Node, at: tuple, line_map: LineMap, shown: str,
-               problems: list[Problem]) -> None:
-    """Record the 1-based line of every key and item; report duplicate keys (YAML keeps the last)."""
-    line_map.setdefault(at, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        seen: set[Any] = set()
-        for key_node, value_node in node.value:
-            key = key_node.value
-            if key in seen:
-                problems.append(Problem(shown, key_node.start_mark.line + 1, _dotted(at + (key,)),
-                                        "duplicate key (YAML would silently keep the last one)"))
-            seen.add(key)
-            line_map[at + (key,)] = key_node.start_mark.line + 1
-            _map_lines(value_node, at + (key,), line_map, shown, problems)
+               problems: list[Problem], seen_nodes: set[int]) -> None:
+    """Record the 1-based line of every key, item and literal-block line; report keys that are
+    not text or repeated (YAML keeps the last). Aliased nodes are mapped once."""
+    line_map.setdefault(at, _line(node.start_mark))
+    if id(node) in seen_nodes:
+        return
+    seen_nodes.add(id(node))
+    if isinstance(node, yaml.ScalarNode) and node.style == "|":
+        for number in range(1, node.value.count("\n") + 2):
+            line_map[at + (number,)] = _line(node.start_mark) + number
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _map_lines(item, at + (index,), line_map, shown, problems)
+            _map_lines(item, at + (index,), line_map, shown, problems, seen_nodes)
+    elif isinstance(node, yaml.MappingNode):
+        keys: set[str] = set()
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                _map_lines(value_node, at, line_map, shown, problems, seen_nodes)
+                continue
+            if key_node.tag != _STR_TAG:
+                problems.append(_not_text(shown, at, key_node))
+                continue
+            key = key_node.value
+            if key in keys:
+                problems.append(Problem(shown, _line(key_node.start_mark), _dotted(at + (key,)),
+                                        "duplicate key (YAML would silently keep the last one)"))
+            keys.add(key)
+            line_map[at + (key,)] = _line(key_node.start_mark)
+            _map_lines(value_node, at + (key,), line_map, shown, problems, seen_nodes)
+
+
+def _not_text(shown: str, at: tuple, key_node: yaml.Node) -> Problem:
+    line = _line(key_node.start_mark)
+    if isinstance(key_node, yaml.ScalarNode):
+        kind = key_node.tag.rsplit(":", 1)[-1]
+        return Problem(shown, line, _dotted(at + (key_node.value,)),
+                       f"this key is read as {kind}, not text; quote it")
+    return Problem(shown, line, _dotted(at), "a key must be text, not a list or mapping")
 
 
 def _validation_problems(exc: ValidationError, shown: str, line_map: LineMap,
@@ -195,15 +283,21 @@ def _validation_problems(exc: ValidationError, shown: str, line_map: LineMap,
     found = []
     for err in exc.errors(include_url=False):
         loc = prefix + tuple(err["loc"])
-        line = _nearest_line(loc, line_map)
         message = err["msg"]
         if err["type"] == "extra_forbidden":
-            near = difflib.get_close_matches(str(loc[-1]), _KNOWN_KEYS, n=1)
-            message = "unknown key" + (f" (did you mean {near[0]!r}?)" if near else "")
+            message = _unknown("key", str(loc[-1]), _KNOWN_KEYS)
         elif err["type"] == "missing":
             message = "required but missing"
-        found.append(Problem(shown, line, _dotted(loc), message))
+        elif err["type"] == "string_pattern_mismatch":
+            explained = _PATTERN_MESSAGES.get(err["ctx"]["pattern"])
+            message = f"{err['input']!r} {explained}" if explained else message
+        found.append(Problem(shown, _nearest_line(loc, line_map), _dotted(loc), message))
     return found
+
+
+def _unknown(what: str, name: str, known) -> str:
+    near = difflib.get_close_matches(name, known, n=1)
+    return f"unknown {what}" + (f" (did you mean {near[0]!r}?)" if near else "")
 
 
 def _nearest_line(loc: tuple, line_map: LineMap) -> int:

@@ -10,7 +10,6 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from datetime import datetime, timezone
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from .errors import VerificationRequired
 from .loader import load_bank
 from .models import Bank, Level
 from .render import renderer_for
-from .render.document import Document, Stamp, sections_for
+from .render.document import Document, Stamp, build_date, sections_for
 from .render.labels import label
 from .render.markdown import render_markdown
 from .select import questions_for_level
@@ -95,13 +94,6 @@ def _requirement_of(reason: str) -> str:
     """'requires cuda: ...' → 'cuda' (the stamp names what the skipped snippets need)."""
     words = reason.replace(":", " ").split()
     return words[1] if len(words) > 1 and words[0].startswith("requires") else reason
-
-
-def build_date() -> str:
-    """Today, or SOURCE_DATE_EPOCH's date for reproducible builds."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    moment = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now()
-    return moment.strftime("%Y-%m-%d")
 
 
 # --- rendering and writing ------------------------------------------------------------------

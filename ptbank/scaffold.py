@@ -6,10 +6,9 @@ import json
 import re
 from pathlib import Path
 
-import yaml
-
 from .atomic import write_text_atomic
 from .errors import PtbankError
+from .loader import TOPICS_FILE, load_topics
 from .models import KEBAB, Question
 
 SCHEMA_FILE = "question.schema.json"
@@ -60,15 +59,14 @@ def question_schema_json() -> str:
 def new_question(content: Path, qid: str, topic: str, level: str, kind: str) -> Path:
     if not re.match(KEBAB, qid):
         raise PtbankError(f"id {qid!r} is not kebab-case (e.g. view-vs-reshape)")
-    if not re.match(KEBAB, topic):
-        raise PtbankError(f"topic {topic!r} is not kebab-case")
-    topics_file = content / "topics.yaml"
-    known = yaml.safe_load(topics_file.read_text("utf-8")) if topics_file.is_file() else None
-    if isinstance(known, dict) and topic not in known:
-        raise PtbankError(f"unknown topic {topic!r}; {topics_file} has: {', '.join(known)}")
+    topics = load_topics(content)
+    if topic not in topics:
+        raise PtbankError(f"unknown topic {topic!r}; {content / TOPICS_FILE} has: "
+                          f"{', '.join(topics)}")
+    existing = next(content.glob(f"*/**/{qid}.yaml"), None)
+    if existing is not None:
+        raise PtbankError(f"{existing} already exists")
     path = content / topic / f"{qid}.yaml"
-    if path.exists():
-        raise PtbankError(f"{path} already exists")
     minutes = 15 if kind == "coding" else 5
     write_text_atomic(path, _TEMPLATE.format(schema=SCHEMA_FILE, id=qid, topic=topic,
                                              level=level, kind=kind, minutes=minutes))

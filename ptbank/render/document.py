@@ -5,7 +5,9 @@ Built from the bank by the pipeline; templates decide what of it is shown.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 from ..models import Bank, Question, Show, Snippet
 from .labels import label
@@ -93,8 +95,10 @@ class Document:
     version: str
     date: str
     sections: list[Section] = field(default_factory=list)
+    kind: str = "bank"
+    """bank | sheet: selects page styling (a sheet does not start topics on new pages)."""
     extra: dict = field(default_factory=dict)
-    """Per-kind values (a sheet's ID, fields, score grid); empty for the bank."""
+    """Per-kind values (a sheet's ID, command, minutes, points); empty for the bank."""
 
     @property
     def stamp_lines(self) -> list[str]:
@@ -119,3 +123,10 @@ def sections_for(bank: Bank, questions: list[Question], langs: tuple[str, ...]) 
         items = [Item(f"{number}.{i}", q, names, langs) for i, q in enumerate(chosen, 1)]
         sections.append(Section(number, names, items, langs))
     return sections
+
+
+def build_date() -> str:
+    """Today, or SOURCE_DATE_EPOCH's date for reproducible builds."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now()
+    return moment.strftime("%Y-%m-%d")

@@ -9,9 +9,10 @@ _CJK_CHAR = r"\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\
 _CJK_PUNCT = "，。、；：？！…—「」『』（）《》〈〉【】“”‘’"
 _FENCE_OR_CODE = re.compile(r"(^(?:```|~~~)[^\n]*\n.*?^(?:```|~~~)[ \t]*$|`[^`\n]+`)", re.M | re.S)
 # `**注意：**后面`: a closing `**` after punctuation and before a CJK letter is not right-flanking
-# under CommonMark (GitHub included), so it prints literally. Moving the punctuation out fixes it.
-_CLOSING = re.compile(rf"(\*\*|__)([^*_\n]+?)([{_CJK_PUNCT}]+)\1(?=[{_CJK_CHAR}])")
-_OPENING = re.compile(rf"(?<=[{_CJK_CHAR}A-Za-z0-9])(\*\*|__)([{_CJK_PUNCT}]+)([^*_\n]+?)\1")
+# under CommonMark (GitHub included), so it prints literally; the same holds for an opening
+# `**` before punctuation and after a letter. Moving the punctuation outside the pair fixes it.
+_STRONG_PAIR = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", re.S)
+_PUNCT_CLASS = f"[{_CJK_PUNCT}]"
 
 
 def is_cjk(char: str) -> bool:
@@ -19,11 +20,23 @@ def is_cjk(char: str) -> bool:
 
 
 def fix_cjk_emphasis(markdown: str) -> str:
-    """Rewrite CJK emphasis that CommonMark would not recognise; code is left untouched."""
+    """Rewrite CJK bold that CommonMark would not recognise; code is left untouched."""
     parts = _FENCE_OR_CODE.split(markdown)
     for i in range(0, len(parts), 2):  # even parts are outside code
-        parts[i] = _OPENING.sub(r"\2\1\3\1", _CLOSING.sub(r"\1\2\1\3", parts[i]))
+        parts[i] = _STRONG_PAIR.sub(_move_punctuation_out, parts[i])
     return "".join(parts)
+
+
+def _move_punctuation_out(pair: re.Match) -> str:
+    text, source, start, end = pair.group(1), pair.string, pair.start(), pair.end()
+    before, after = source[start - 1: start], source[end: end + 1]
+    lead = re.match(f"{_PUNCT_CLASS}+", text)
+    trail = re.search(f"{_PUNCT_CLASS}+$", text)
+    head = lead.group(0) if lead and before and not before.isspace() else ""
+    tail = trail.group(0) if trail and after and not after.isspace() and \
+        not re.match(_PUNCT_CLASS, after) else ""
+    inner = text[len(head): len(text) - len(tail)]
+    return f"{head}**{inner}**{tail}" if inner else pair.group(0)
 
 
 def softbreak_joiner(before: str, after: str) -> str:

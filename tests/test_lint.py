@@ -1,0 +1,132 @@
+"""Lint rules: what the schema cannot express, each finding located at file and line."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ptbank.errors import Severity
+from ptbank.lint import MAX_CODE_LINE, lint
+from ptbank.loader import load_bank
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path("tests/fixtures")
+GOOD = FIXTURES / "good"
+Q = "tensors/type-promotion.yaml"
+
+LINT_BANKS = {
+    "lint-parity": ["tensors/q.yaml:22: en.rubric: zh has 2 item(s), en has 1; keep them parallel"],
+    "lint-no-claim": ["tensors/q.yaml:23: snippets: no snippet checks a claim: "
+                      "add an assert, `raises` or `stdout`"],
+    "lint-long-line": [f"tensors/q.yaml:28: snippets.0.code: line 3 of the code has 96 characters "
+                       f"(max {MAX_CODE_LINE})"],
+    "lint-warnings": ["tensors/q.yaml:23: warning: snippets: coding task without a hidden "
+                      "snippet that tests the solution"],
+}
+"""Each lint bank loads cleanly and has exactly these findings (paths relative to the bank)."""
+
+
+@pytest.fixture(autouse=True)
+def _in_repo(monkeypatch):
+    monkeypatch.chdir(REPO)
+
+
+def findings(content: Path) -> list[str]:
+    return [str(p) for p in lint(load_bank(content))]
+
+
+def test_good_bank_has_no_findings():
+    assert findings(GOOD) == []
+
+
+@pytest.mark.parametrize("name", sorted(LINT_BANKS))
+def test_lint_bank_finding_is_located(name):
+    assert findings(FIXTURES / name) == [f"{FIXTURES}/{name}/{line}" for line in LINT_BANKS[name]]
+
+
+def test_every_lint_fixture_bank_is_tested():
+    assert {p.name for p in FIXTURES.glob("lint-*")} == set(LINT_BANKS)
+
+
+def test_warnings_and_errors_are_told_apart():
+    [warning] = lint(load_bank(FIXTURES / "lint-warnings"))
+    [error] = lint(load_bank(FIXTURES / "lint-parity"))
+    assert (warning.severity, error.severity) == (Severity.warning, Severity.error)
+
+
+# --- one rule at a time, on an edited copy of a good question ------------------------------------
+
+def _findings_after(tmp_path: Path, *edits: tuple[str, str],
+                    rename: str | None = None) -> list[str]:
+    content = tmp_path / "bank"
+    shutil.copytree(GOOD, content)
+    path = content / Q
+    text = path.read_text("utf-8")
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    path.write_text(text, encoding="utf-8")
+    if rename:
+        path.rename(content / rename)
+    return [p.replace(f"{content}/", "") for p in findings(content)]
+
+
+EN_ANSWER = "    floating-point dtype.\n"
+ZH_ANSWER = "    结果是 `torch.float32`：Python 浮点标量把整数张量提升为默认浮点类型。\n"
+CODE = "      assert x.dtype == torch.float32\n"
+EN_RUBRIC = "  rubric:\n    - the result"
+EN_FOLLOW_UP = (EN_RUBRIC, "  follow_ups: [Why not float64?]\n" + EN_RUBRIC)
+
+RULE_CASES = {
+    "follow-ups not parallel": (
+        [EN_FOLLOW_UP],
+        [f"{Q}:24: en.follow_ups: zh has 0 item(s), en has 1; keep them parallel"]),
+    "indented code blocks count for parity": (
+        [(ZH_ANSWER, ZH_ANSWER + "    - 例如：\n      ```python\n      x + 0.5\n      ```\n")],
+        [f"{Q}:25: en.answer: zh has 1 code block(s), en has 0"]),
+    "no Chinese in zh": (
+        [("  title: 整数张量加上浮点数会得到什么类型？", "  title: Integer plus float"),
+         ("    `torch.tensor([1, 2]) + 0.5` 的结果是什么 dtype？",
+          "    `torch.tensor([1, 2]) + 0.5`?")],
+        [f"{Q}:9: warning: zh.title: no Chinese text in zh title/question"]),
+    "Chinese in en": (
+        [(EN_ANSWER, EN_ANSWER + "    （默认类型）\n")],
+        [f"{Q}:21: warning: en.answer: Chinese characters in the en section"]),
+    "TODO left in a follow-up": (
+        [("  rubric:\n    - 结果为", "  follow_ups: [TODO 追问]\n  rubric:\n    - 结果为"),
+         EN_FOLLOW_UP],
+        [f"{Q}:14: zh.follow_ups.0: still holds a TODO placeholder"]),
+    "match without raises": (
+        [(CODE, CODE + '    match: "float"\n')],
+        [f"{Q}:34: snippets.0.match: `match` needs `raises`"]),
+    "long line in a Markdown code block": (
+        [(EN_ANSWER, EN_ANSWER + "\n    ```python\n    y = " + "1 + " * 24 + "1\n    ```\n"),
+         (ZH_ANSWER, ZH_ANSWER + "\n    ```python\n    y = 1\n    ```\n")],
+        [f"{Q}:30: warning: en.answer: a code line in the text has 101 characters (max 95)"]),
+    "aged API printed": (
+        [(CODE, CODE + "      assert torch.cuda.amp.autocast\n")],
+        [f"{Q}:29: warning: snippets.0.code: torch.cuda.amp.autocast is deprecated; "
+         "print torch.autocast(device_type=...) instead"]),
+    "aged API in a hidden check": (
+        [(CODE, CODE + "      assert torch.cuda.amp.autocast\n    show: hidden\n")],
+        []),
+}
+
+
+@pytest.mark.parametrize("case", RULE_CASES)
+def test_rule(tmp_path, case):
+    edits, expected = RULE_CASES[case]
+    assert _findings_after(tmp_path, *edits) == expected
+
+
+def test_file_named_after_question(tmp_path):
+    assert _findings_after(tmp_path, rename="tensors/other.yaml") == [
+        "tensors/other.yaml:1: warning: id: file should be .../tensors/type-promotion.yaml"]
+
+
+def test_code_line_of_exactly_the_maximum_passes(tmp_path):
+    line = "      y = '" + "x" * (MAX_CODE_LINE - 6) + "'\n"
+    assert len(line.strip("\n")) - 6 == MAX_CODE_LINE
+    assert _findings_after(tmp_path, (CODE, CODE + line)) == []

@@ -1,0 +1,112 @@
+"""Interview sheets: deterministic selection, budgets, editions, every format."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptbank.errors import PtbankError
+from ptbank.loader import load_bank
+from ptbank.models import Kind, Level
+from ptbank.sheet import SheetRequest, select_questions, sheet_id
+
+ROOT = Path(__file__).resolve().parents[1]
+BANK = ROOT / "tests" / "fixtures" / "sheet"
+
+
+@pytest.fixture(scope="module")
+def bank():
+    return load_bank(BANK)
+
+
+def sheet(*args: str, out: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1764460800"}
+    return subprocess.run([sys.executable, "-m", "ptbank", "sheet", "--content", str(BANK),
+                           "--draft", "--out", str(out), *args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_same_seed_same_sheet_other_seed_other_sheet(bank):
+    one = SheetRequest(level=Level.intermediate, seed=7, minutes=30)
+    again = select_questions(bank, SheetRequest(level=Level.intermediate, seed=7, minutes=30))
+    assert [q.id for q in select_questions(bank, one)] == [q.id for q in again]
+    others = {tuple(q.id for q in select_questions(
+        bank, SheetRequest(level=Level.intermediate, seed=s, minutes=30))) for s in range(8)}
+    assert len(others) > 1, "different seeds give different sheets"
+    assert sheet_id(bank, one) != sheet_id(bank, SheetRequest(Level.intermediate, 8, 30))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_budget_respected_topics_mixed_one_coding_no_shared_seed(bank, seed):
+    chosen = select_questions(bank, SheetRequest(level=Level.intermediate, seed=seed, minutes=30))
+    assert sum(q.minutes for q in chosen) <= 30
+    assert sum(q.kind is Kind.coding for q in chosen) == 1, "a coding task when one fits"
+    assert len({q.topic for q in chosen}) >= 2
+    seeds = [s for q in chosen for s in q.seed]
+    assert len(seeds) == len(set(seeds)), "never two questions on the same seed item"
+    assert all(q.level is Level.intermediate for q in chosen)
+
+
+def test_budget_is_filled_as_far_as_the_bank_allows(bank):
+    chosen = select_questions(bank, SheetRequest(level=Level.intermediate, seed=1, minutes=30))
+    pool = [q for q in bank.questions if q.level is Level.intermediate]
+    used = sum(q.minutes for q in chosen)
+    leftovers = [q for q in pool if q not in chosen
+                 and not set(q.seed) & {s for c in chosen for s in c.seed}]
+    assert all(used + q.minutes > 30 for q in leftovers), "nothing else would still fit"
+
+
+def test_count_and_exclude(bank):
+    first = select_questions(bank, SheetRequest(level=Level.intermediate, seed=3, count=2))
+    assert len(first) == 2
+    second = select_questions(bank, SheetRequest(level=Level.intermediate, seed=3, count=2,
+                                                 exclude=tuple(q.id for q in first)))
+    assert not {q.id for q in first} & {q.id for q in second}
+
+
+@pytest.mark.parametrize("request_, message", [
+    (SheetRequest(level=Level.advanced, seed=1, minutes=30), "no advanced questions"),
+    (SheetRequest(level=Level.intermediate, seed=1, minutes=1), "shortest"),
+    (SheetRequest(level=Level.intermediate, seed=1, count=50), "only"),
+    (SheetRequest(level=Level.intermediate, seed=1, minutes=30, topics=("nope",)), "unknown topic"),
+    (SheetRequest(level=Level.intermediate, seed=1, minutes=30, exclude=("nope",)), "unknown question"),
+])
+def test_unsatisfiable_requests_say_why(bank, request_, message):
+    with pytest.raises(PtbankError, match=message):
+        select_questions(bank, request_)
+
+
+def test_cli_editions_every_format_and_byte_identical_markdown(tmp_path: Path):
+    args = ("--level", "intermediate", "--minutes", "30", "--seed", "5", "--format", "all",
+            "--lang", "en")
+    first = sheet(*args, out=tmp_path / "a")
+    assert first.returncode == 0, first.stderr
+    again = sheet(*args, out=tmp_path / "b")
+    names = sorted(p.name for p in (tmp_path / "a").iterdir() if p.is_file())
+    assert len(names) == 6 and all(n.startswith("sheet-") for n in names)
+    ident = names[0].split("-candidate")[0].split("-interviewer")[0]
+    for edition in ("candidate", "interviewer"):
+        md = f"{ident}-{edition}.md"
+        assert (tmp_path / "a" / md).read_bytes() == (tmp_path / "b" / md).read_bytes()
+    candidate = (tmp_path / "a" / f"{ident}-candidate.md").read_text("utf-8")
+    interviewer = (tmp_path / "a" / f"{ident}-interviewer.md").read_text("utf-8")
+    code = ident.removeprefix("sheet-")
+    assert code in candidate and code in interviewer
+    for marker in ("ANSWER-MARKER", "RUBRIC-MARKER", "Reference answer", "Rubric"):
+        assert marker not in candidate
+        assert marker in interviewer
+    assert "Candidate name" in candidate and "Score grid" in interviewer
+    assert "ptbank sheet --level intermediate --seed 5 --minutes 30" in interviewer
+    pdf = subprocess.run(["pdftotext", str(tmp_path / "a" / f"{ident}-candidate.pdf"), "-"],
+                         capture_output=True, text=True, check=True).stdout
+    assert code in pdf and "ANSWER-MARKER" not in pdf
+
+
+def test_cli_reports_unsatisfiable_request_without_traceback(tmp_path: Path):
+    result = sheet("--level", "advanced", "--count", "3", "--seed", "1", out=tmp_path)
+    assert result.returncode == 2
+    assert "no advanced questions" in result.stderr and "Traceback" not in result.stderr
