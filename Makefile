@@ -14,8 +14,9 @@ PTBANK  := $(PYTHON) -m ptbank
 STAMP   := .venv/.ptbank-installed
 JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),)
 
-PRINT_PACKAGES := fonts-noto-cjk libharfbuzz-subset0 fontconfig
-TEST_PACKAGES  := $(PRINT_PACKAGES) poppler-utils libreoffice-writer-nogui g++
+# printing verifies first, and torch.compile snippets need a C++ compiler
+PRINT_PACKAGES := fonts-noto-cjk libharfbuzz-subset0 fontconfig g++
+TEST_PACKAGES  := $(PRINT_PACKAGES) poppler-utils libreoffice-writer-nogui
 
 .DEFAULT_GOAL := help
 .PHONY: help setup system-print system-test lint stats verify pdf docx md all sheet test bench schema lock clean doctor
@@ -48,7 +49,7 @@ stats: $(STAMP) ## questions by level × topic × kind, seed coverage
 doctor: $(STAMP) ## check torch, fonts and tools, with the command that fixes each
 	$(PTBANK) doctor
 
-verify: $(STAMP) system-test ## run every snippet against the pinned torch (cached)
+verify: $(STAMP) system-print ## run every snippet against the pinned torch (cached)
 	$(PTBANK) verify $(JOBS_ARG)
 
 pdf: setup ## PDFs for LEVEL, zh and en, with and without answers
