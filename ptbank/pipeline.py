@@ -21,10 +21,11 @@ from .errors import VerificationRequired
 from .loader import load_bank
 from .models import Bank, Level
 from .render import renderer_for
-from .render.document import Document, Stamp, build_date, sections_for
+from .render.document import Document, build_date, sections_for
 from .render.labels import label
 from .render.markdown import render_markdown
 from .select import questions_for_level
+from .stamp import stamp_for
 
 console = Console(stderr=True)
 
@@ -33,14 +34,14 @@ console = Console(stderr=True)
 
 def build_command(args) -> int:
     bank = load_bank(args.content)
-    stamp = verification_stamp(bank, draft=args.draft, jobs=args.jobs)
+    report = verification_gate(bank, draft=args.draft, jobs=args.jobs)
     formats = FORMATS if args.format == "all" else (args.format,)
     editions = {"both": (False, True), "with": (True,), "without": (False,)}[args.answers]
     artifacts = []
     for level in args.level:
         for lang in args.lang:
             for answers in editions:
-                doc, markdown = bank_document(bank, level, lang, answers, stamp)
+                doc, markdown = bank_document(bank, level, lang, answers, report)
                 artifacts += [Artifact(args.out / bank_artifact_name(level, lang, answers, fmt),
                                        fmt, markdown, doc) for fmt in formats]
     write_artifacts(artifacts, jobs=args.jobs)
@@ -48,7 +49,7 @@ def build_command(args) -> int:
 
 
 def bank_document(bank: Bank, level: str, lang: str, answers: bool,
-                  stamp: Stamp) -> tuple[Document, str]:
+                  report) -> tuple[Document, str]:
     """The whole-bank document for one level, language and edition, and its Markdown."""
     langs = ("zh", "en") if lang == "bi" else (lang,)
     questions = questions_for_level(bank, None if level == "all" else Level(level))
@@ -60,7 +61,7 @@ def bank_document(bank: Bank, level: str, lang: str, answers: bool,
         langs=langs,
         answers=answers,
         space=not answers,
-        stamp=stamp,
+        stamp=stamp_for(report, questions),
         version=bank.meta.version,
         date=build_date(),
         sections=sections_for(bank, questions, langs),
@@ -70,10 +71,13 @@ def bank_document(bank: Bank, level: str, lang: str, answers: bool,
 
 # --- verification gate ----------------------------------------------------------------------
 
-def verification_stamp(bank: Bank, *, draft: bool, jobs: int | None) -> Stamp:
-    """Verify (cheap when cached) and refuse unverified content unless a draft is asked for."""
+def verification_gate(bank: Bank, *, draft: bool, jobs: int | None):
+    """Verify (cheap when cached); refuse unverified content unless a draft is asked for.
+
+    Returns the VerifyReport, or None for a draft (which is not verified at all).
+    """
     if draft:
-        return Stamp(0, 0, "", "", draft=True)
+        return None
     from .verify import verify_bank  # imports no torch; a cached bank verifies in a blink
 
     report = verify_bank(bank, jobs=jobs, progress=sys.stderr.isatty())
@@ -84,16 +88,7 @@ def verification_stamp(bank: Bank, *, draft: bool, jobs: int | None) -> Stamp:
             f"{len(bad)} snippet(s) do not pass under torch {report.torch_version}: {names}"
             f"{' ...' if len(bad) > 8 else ''}\n"
             "run `ptbank verify` for details, or build with --draft")
-    skipped = tuple(r.reason for r in report.results if r.status.value == "skipped")
-    return Stamp(passed=report.counts.get("passed", 0), total=len(report.results),
-                 torch=report.torch_version, python=report.python_version,
-                 skipped_needs=tuple(_requirement_of(reason) for reason in skipped))
-
-
-def _requirement_of(reason: str) -> str:
-    """'requires cuda: ...' → 'cuda' (the stamp names what the skipped snippets need)."""
-    words = reason.replace(":", " ").split()
-    return words[1] if len(words) > 1 and words[0].startswith("requires") else reason
+    return report
 
 
 # --- rendering and writing ------------------------------------------------------------------
@@ -131,6 +126,6 @@ def sheet_command(args) -> int:
     from .sheet import build_sheet
 
     bank = load_bank(args.content)
-    stamp = verification_stamp(bank, draft=args.draft, jobs=None)
-    write_artifacts(build_sheet(bank, args, stamp), jobs=None)
+    report = verification_gate(bank, draft=args.draft, jobs=None)
+    write_artifacts(build_sheet(bank, args, report), jobs=None)
     return 0

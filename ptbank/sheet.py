@@ -20,6 +20,7 @@ from .models import Bank, Kind, Level, Question
 from .render.document import Document, Item, Section, Stamp, build_date
 from .render.labels import label
 from .render.markdown import render_markdown
+from .stamp import stamp_for
 
 
 @dataclass(frozen=True)
@@ -134,12 +135,13 @@ def _topic_round_robin(questions: list[Question], rng: random.Random) -> list[Qu
     return dealt
 
 
-def build_sheet(bank: Bank, args, stamp: Stamp) -> list[Artifact]:
+def build_sheet(bank: Bank, args, report) -> list[Artifact]:
     """Both editions of one sheet in the requested formats, as artifacts to write."""
     request = SheetRequest(level=Level(args.level), seed=args.seed, minutes=args.minutes,
                            count=args.count, topics=tuple(args.topics or ()),
                            exclude=tuple(args.exclude))
     questions = select_questions(bank, request)
+    stamp = stamp_for(report, questions)
     ident = sheet_id(bank, request)
     formats = FORMATS if args.format == "all" else (args.format,)
     artifacts = []
