@@ -197,3 +197,24 @@ def test_docx_opens_in_libreoffice(built: Path, tmp_path: Path):
     fonts = subprocess.run(["pdffonts", str(tmp_path / "ptbank-all-zh-answers.pdf")],
                            capture_output=True, text=True).stdout
     assert "CJK" in fonts and "Bold" in fonts
+
+
+def test_verified_build_prints_the_stamp(tmp_path: Path):
+    result = ptbank("build", "--content", str(FIXTURES / "render"), "--format", "md",
+                    "--level", "all", "--lang", "en", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "out" / "ptbank-all-en-answers.md").read_text("utf-8")
+    assert re.search(r"Verified: 5/5 code snippets passed under torch 2\.13\.0", text), text[:400]
+    assert "DRAFT" not in text
+
+
+def test_build_refuses_failing_content_unless_draft(tmp_path: Path):
+    args = ("build", "--content", str(FIXTURES / "render-failing"), "--format", "md",
+            "--level", "all", "--lang", "en", "--out", str(tmp_path / "out"))
+    refused = ptbank(*args)
+    assert refused.returncode == 1
+    assert "wrong-claim/two-plus-two (failed)" in refused.stderr and "--draft" in refused.stderr
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.md"))
+    draft = ptbank(*args, "--draft")
+    assert draft.returncode == 0, draft.stderr
+    assert "DRAFT" in (tmp_path / "out" / "ptbank-all-en.md").read_text("utf-8")
