@@ -104,6 +104,26 @@ def printable_code(bank: Bank, q: Question) -> Iterable[Problem]:
                                    f"(max {MAX_CODE_LINE})", Severity.warning, number)
 
 
+def markup_prints_as_meant(bank: Bank, q: Question) -> Iterable[Problem]:
+    """No `**` survives Markdown parsing as literal text (unbalanced or unrecognised bold)."""
+    from .render.mdparse import parse
+    from .render.text import fix_cjk_emphasis
+
+    for lang in ("zh", "en"):
+        text = q.text(lang)
+        fields = [("title", text.title), ("question", text.question), ("answer", text.answer)]
+        fields += [(("rubric", i), item) for i, item in enumerate(text.rubric)]
+        fields += [(("follow_ups", i), item) for i, item in enumerate(text.follow_ups)]
+        for field, markdown in fields:
+            literal = [t.content for token in parse(fix_cjk_emphasis(markdown))
+                       for t in token.children or [] if t.type == "text" and "**" in t.content]
+            if literal:
+                where = (lang, *field) if isinstance(field, tuple) else (lang, field)
+                yield _problem(bank, q, where, f"`**` would print literally near "
+                                               f"{literal[0].strip()[:40]!r}: balance the bold, "
+                                               "or put code in backticks")
+
+
 def current_apis(bank: Bank, q: Question) -> Iterable[Problem]:
     """Printed code teaches current APIs; aged ones belong in hidden checks or prose only."""
     for index, s in enumerate(q.snippets):
@@ -139,6 +159,7 @@ RULES: tuple[Rule, ...] = (
     checks_a_claim,
     snippet_fields_consistent,
     printable_code,
+    markup_prints_as_meant,
     current_apis,
     coding_tasks_are_tested,
     file_named_after_question,

@@ -109,6 +109,13 @@ RULE_CASES = {
         [(CODE, CODE + "      assert torch.cuda.amp.autocast\n")],
         [f"{Q}:29: warning: snippets.0.code: torch.cuda.amp.autocast is deprecated; "
          "print torch.autocast(device_type=...) instead"]),
+    "bold that would print literally": (
+        [(EN_ANSWER, EN_ANSWER + "    **unbalanced bold\n")],
+        [f"{Q}:21: en.answer: `**` would print literally near '**unbalanced bold': "
+         "balance the bold, or put code in backticks"]),
+    "CJK bold the renderer repairs": (
+        [(ZH_ANSWER, ZH_ANSWER + "    **注意：**后面\n")],
+        []),
     "aged API in a hidden check": (
         [(CODE, CODE + "      assert torch.cuda.amp.autocast\n    show: hidden\n")],
         []),
