@@ -110,6 +110,7 @@ def setup_styles(document) -> None:
         set_fonts(style.element)
         style.font.size = Pt(size)
         style.font.color.rgb = ACCENT
+        style.font.italic = False  # CJK fonts have no italic; Word would slant them
         style.paragraph_format.keep_with_next = True
     for level, size in ((1, 18), (2, 15), (3, 12), (4, 10.5)):
         style = document.styles[HEADINGS[level]]
