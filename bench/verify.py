@@ -1,0 +1,144 @@
+"""Benchmark: ptbank verify against the usual ways of running documentation snippets.
+
+Runs the same snippets (default: tests/fixtures/verify-bench, 22 realistic ones) four ways and
+prints the times side by side:
+
+- ptbank verify, cold (a fresh cache) and cached, each as a CLI subprocess (CLI start included);
+- pytest-codeblocks: the snippets as ```python blocks in a Markdown file, `pytest --codeblocks`
+  (serial, exec() in the pytest process: fast, but not isolated);
+- one fresh interpreter per snippet (isolated, but every snippet imports torch), --jobs at once.
+
+It also prints ptbank's distance from the floor: zygote start + Σ snippet time ÷ jobs.
+
+    .venv/bin/python bench/verify.py [--content DIR] [--jobs N] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ptbank.loader import load_bank
+from ptbank.models import Bank
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONTENT = ROOT / "tests" / "fixtures" / "verify-bench"
+
+
+def timed(command: list[str], cwd: Path) -> float:
+    """Wall-clock seconds of a command; exit status 1 (some snippet failed) still counts."""
+    began = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - began
+    if done.returncode not in (0, 1):
+        sys.exit(f"bench: {' '.join(command[:4])} … failed ({done.returncode}):\n"
+                 f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    last = (done.stdout.strip().splitlines() or [""])[-1]
+    print(f"  ({' '.join(command[1:4])} …: {last})", file=sys.stderr)
+    return elapsed
+
+
+def ptbank_runs(content: Path, jobs: int, work: Path) -> tuple[float, float, dict]:
+    """Cold (fresh cache dir) and cached, both as `python -m ptbank verify` subprocesses."""
+    cwd = Path(tempfile.mkdtemp(dir=work))
+    command = [sys.executable, "-m", "ptbank", "verify", "--content", str(content),
+               "--jobs", str(jobs), "--json", "report.json"]
+    cold = timed(command, cwd)
+    report = json.loads((cwd / "report.json").read_text())
+    cached = timed(command, cwd)
+    return cold, cached, report
+
+
+def codeblocks_markdown(bank: Bank) -> str:
+    """The snippets as pytest-codeblocks understands them (expected exceptions and output)."""
+    parts = ["# Snippets\n"]
+    for question in bank.questions:
+        for snippet in question.snippets:
+            if snippet.raises:
+                parts.append("<!--pytest-codeblocks:expect-exception-->")
+            parts.append(f"```python\n{snippet.code.rstrip()}\n```\n")
+            if snippet.stdout is not None:
+                parts.append("<!--pytest-codeblocks:expected-output-ignore-whitespace-->")
+                parts.append(f"```\n{snippet.stdout.strip()}\n```\n")
+    return "\n".join(parts)
+
+
+def codeblocks_run(bank: Bank, work: Path) -> float:
+    cwd = Path(tempfile.mkdtemp(dir=work))
+    (cwd / "pytest.ini").write_text("[pytest]\n")
+    (cwd / "snippets.md").write_text(codeblocks_markdown(bank))
+    return timed([sys.executable, "-m", "pytest", "--codeblocks", "-q", "-p", "no:cacheprovider",
+                  "snippets.md"], cwd)
+
+
+def fresh_interpreters(bank: Bank, jobs: int, work: Path) -> float:
+    """One `python snippet.py` per snippet, `jobs` at a time (exit codes are not judged)."""
+    scripts = []
+    for question in bank.questions:
+        for snippet in question.snippets:
+            folder = Path(tempfile.mkdtemp(dir=work))
+            (folder / "snippet.py").write_text(snippet.code)
+            scripts.append(folder)
+    began = time.perf_counter()
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(lambda d: subprocess.run([sys.executable, "snippet.py"], cwd=d,
+                                               capture_output=True), scripts))
+    return time.perf_counter() - began
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--content", type=Path, default=DEFAULT_CONTENT)
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--repeat", type=int, default=1, help="best of N for each method")
+    parser.add_argument("--no-fresh", action="store_true",
+                        help="skip the fresh-interpreter run (minutes on a large bank)")
+    args = parser.parse_args()
+    args.content = args.content.resolve()
+    bank = load_bank(args.content)
+    count = sum(len(q.snippets) for q in bank.questions)
+    with tempfile.TemporaryDirectory(prefix="ptbank-bench-") as tmp:
+        work = Path(tmp)
+        runs = [ptbank_runs(args.content, args.jobs, work) for _ in range(args.repeat)]
+        cold, _, report = min(runs, key=lambda r: r[0])
+        cached = min(r[1] for r in runs)
+        codeblocks = min(codeblocks_run(bank, work) for _ in range(args.repeat))
+        fresh = None if args.no_fresh else min(fresh_interpreters(bank, args.jobs, work)
+                                                for _ in range(args.repeat))
+    floor = report["zygote_start"] + sum(r["duration"] for r in report["results"]) / args.jobs
+    print_table(count, args.jobs, report, cold, cached, codeblocks, fresh, floor)
+
+
+def print_table(count, jobs, report, cold, cached, codeblocks, fresh, floor) -> None:
+    print(f"ptbank verify bench: {count} snippets, --jobs {jobs}, "
+          f"{len(os.sched_getaffinity(0))} cores, torch {report['torch_version']}")
+    rows = [("ptbank verify, cold (fresh cache, CLI)", cold, "yes"),
+            ("ptbank verify, cached (CLI start incl.)", cached, "yes"),
+            ("pytest-codeblocks (serial, in-process)", codeblocks, "no"),
+            (f"fresh interpreter per snippet (-j {jobs})", fresh, "yes")]
+    print(f"  {'method':<42}{'seconds':>9}{'÷ ptbank cold':>15}  isolated")
+    for name, seconds, isolated in (row for row in rows if row[1] is not None):
+        print(f"  {name:<42}{seconds:>9.2f}{seconds / cold:>15.2f}  {isolated}")
+    snippet_sum = sum(r["duration"] for r in report["results"])
+    print(f"  floor = zygote start {report['zygote_start']:.2f} s + Σ snippets "
+          f"{snippet_sum:.2f} s ÷ {jobs} = {floor:.2f} s; ptbank cold (CLI) = "
+          f"{cold / floor:.2f} × floor; in-run elapsed {report['elapsed']:.2f} s = "
+          f"{report['elapsed'] / floor:.2f} × floor")
+    print(f"  targets: cold ≤ 1.2 × floor: {_yes(report['elapsed'] <= 1.2 * floor)} · "
+          f"≥ 1.5 × faster than pytest-codeblocks: {_yes(codeblocks / cold >= 1.5)} "
+          f"({codeblocks / cold:.2f}×) · cached < 0.5 s: {_yes(cached < 0.5)}")
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "NO"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""Verdicts keyed by everything that can change them, so an unchanged bank re-verifies in a blink.
+
+Key = SHA-256 of: the code, the expectations (raises, match, stdout), the requirements, the
+limits (timeout, memory), the torch version (from package metadata: reading it must not import
+torch), the Python version, the verifier version, and the installed versions of the extra modules
+a snippet requires or imports. One JSON file per key, written atomically, so concurrent runs
+never corrupt an entry (the last writer wins).
+
+Beside the verdicts, `timings.json` keeps each snippet's last duration by id, so that a changed
+snippet (new key) is still scheduled by how heavy it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import re
+import sys
+from dataclasses import asdict, dataclass
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from ..atomic import write_text_atomic
+from ..models import Snippet
+from .results import CACHEABLE, SnippetResult, Status
+
+VERIFIER_VERSION = "1"
+"""Bump when the child's environment or the classification changes: every verdict reruns."""
+_IMPORT = re.compile(r"^\s*(?:import|from)\s+([A-Za-z_]\w*)", re.M)
+_SKIP_MODULES = frozenset(sys.stdlib_module_names) | {"torch", "__future__"}
+
+
+@dataclass(frozen=True)
+class Versions:
+    """What the verdicts were reached with."""
+
+    torch: str
+    python: str
+    verifier: str = VERIFIER_VERSION
+
+    @classmethod
+    def here(cls) -> Versions:
+        return cls(torch=torch_version(), python=python_version())
+
+
+def torch_version() -> str:
+    """The installed torch's version, read from package metadata without importing torch."""
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def python_version() -> str:
+    return f"{platform.python_implementation()} {platform.python_version()}"
+
+
+def extra_modules(snippet: Snippet) -> list[str]:
+    """Third-party modules the snippet requires or imports at top level (torch aside)."""
+    named = [r.split(".")[0] for r in snippet.requires if not _is_device(r)]
+    named += _IMPORT.findall(snippet.code)
+    return sorted({m for m in named if m not in _SKIP_MODULES})
+
+
+@cache
+def module_version(module: str) -> str | None:
+    """Installed version of the distribution that provides `module`; None when not installed."""
+    try:
+        return metadata.version(module)
+    except metadata.PackageNotFoundError:
+        pass
+    dists = _distributions().get(module, [])
+    try:
+        return ",".join(metadata.version(d) for d in dists) or None
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@cache
+def _distributions() -> dict[str, list[str]]:
+    return metadata.packages_distributions()
+
+
+def cache_key(snippet: Snippet, versions: Versions) -> str:
+    fields = {
+        "code": snippet.code, "raises": snippet.raises, "match": snippet.match,
+        "stdout": snippet.stdout, "requires": sorted(snippet.requires),
+        "timeout": snippet.timeout, "memory_mb": snippet.memory_mb,
+        "versions": asdict(versions),
+        "modules": {m: module_version(m) for m in extra_modules(snippet)},
+    }
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def _is_device(requirement: str) -> bool:
+    return requirement == "cuda" or requirement.startswith("gpus>=")
+
+
+class ResultCache:
+    """Verdicts on disk under `root`, one file per key; timings by snippet name."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def get(self, key: str, question_id: str, snippet_id: str, where: str) -> SnippetResult | None:
+        try:
+            data = json.loads((self.root / f"{key}.json").read_text(encoding="utf-8"))
+            status = Status(data["status"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # missing, or damaged by hand: run the snippet again
+        if status not in CACHEABLE:
+            return None
+        return SnippetResult(question_id, snippet_id, status, float(data.get("duration", 0)),
+                             data.get("reason", ""), tuple(data.get("warnings", ())),
+                             cached=True, where=where)
+
+    def put(self, key: str, result: SnippetResult) -> None:
+        if result.status not in CACHEABLE or result.cached:
+            return
+        entry = {"status": result.status.value, "duration": round(result.duration, 3),
+                 "reason": result.reason, "warnings": list(result.warnings)}
+        self._write(f"{key}.json", json.dumps(entry, ensure_ascii=False))
+
+    def timings(self) -> dict[str, float]:
+        try:
+            return dict(json.loads((self.root / "timings.json").read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError):
+            return {}
+
+    def save_timings(self, measured: dict[str, float]) -> None:
+        if measured:
+            merged = self.timings() | {k: round(v, 3) for k, v in measured.items()}
+            self._write("timings.json", json.dumps(merged, sort_keys=True))
+
+    def _write(self, name: str, text: str) -> None:
+        try:
+            write_text_atomic(self.root / name, text)
+        except OSError:
+            pass  # an unwritable cache costs the next run time, never this run's verdicts

@@ -1,0 +1,171 @@
+"""A freshly forked snippet process: fence itself in, run the snippet as `__main__`, report.
+
+Runs only inside the zygote's children, where torch is already imported. The report is a JSON
+file written as the very last step, so a process that dies or exits early leaves none, and the
+parent can tell "finished" from "vanished" (os._exit(0) is never a pass).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import io
+import json
+import os
+import random
+import resource
+import runpy
+import sys
+import traceback
+import warnings
+from typing import NoReturn
+
+FILE_SIZE_LIMIT = 1 << 30
+"""Largest file a snippet may write: a backstop against filling the disk through fd 1/2."""
+MESSAGE_LIMIT = 4000
+MAX_WARNINGS = 50
+
+
+def run(request: dict) -> NoReturn:
+    """Run the snippet described by `request` in this (forked) process, then _exit."""
+    me = os.getpid()
+    os.setpgid(0, 0)  # own group: the parent kills it whole, grandchildren included
+    out = _redirect(request["stdout"], 1, request["cap"])
+    err = _redirect(request["stderr"], 2, request["cap"])
+    _limit(request["memory_mb"])
+    faulthandler.enable(file=err, all_threads=True)
+    os.chdir(os.path.dirname(request["script"]))
+    _seed(request["seed"], request["threads"])
+    report = _execute(request["script"])
+    if os.getpid() == me:  # a grandchild forked by the snippet must not report for it
+        for stream in (out, err):
+            with contextlib.suppress(ValueError, OSError):  # the snippet may have closed it
+                stream.flush()
+        report.update(stdout_bytes=out.buffer.raw.written, stderr_bytes=err.buffer.raw.written)
+        _write_json(request["result"], report)
+    os._exit(0)
+
+
+class _CappedFile(io.RawIOBase):
+    """fd 1/2 as seen from Python: keeps the first `cap` bytes and counts the rest."""
+
+    def __init__(self, fd: int, cap: int):
+        self._fd, self._room, self.written = fd, cap, 0
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, data) -> int:
+        size = len(data)
+        self.written += size
+        keep = memoryview(data)[: max(self._room, 0)]
+        while keep:
+            done = os.write(self._fd, keep)
+            self._room -= done
+            keep = keep[done:]
+        return size
+
+
+def _redirect(path: str, fd: int, cap: int) -> io.TextIOWrapper:
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(target, fd)
+    os.close(target)
+    # Line-buffered as on the terminal where the snippet was written, so that print() and
+    # output from subprocesses or C code on the same fd interleave in the order they happened.
+    stream = io.TextIOWrapper(io.BufferedWriter(_CappedFile(fd, cap)), encoding="utf-8",
+                              errors="backslashreplace", line_buffering=True)
+    setattr(sys, ("stdout", "stderr")[fd - 1], stream)
+    return stream
+
+
+def _limit(memory_mb: int) -> None:
+    size = memory_mb << 20
+    resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _seed(seed: int, threads: int) -> None:
+    """Same random numbers on every run; a thread count that fits the parallel children.
+
+    Setting the thread count here, in the child, is safe: the fork hazard is an OpenMP pool
+    that already exists in the zygote, and the zygote never runs an op.
+    """
+    import torch
+
+    random.seed(seed)
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(seed)
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+
+
+class _WarningLog:
+    """Every distinct warning (category, message, location) once, with how often it came."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple, dict] = {}
+
+    def show(self, message, category, filename, lineno, file=None, line=None) -> None:
+        key = (category, str(message), filename, lineno)
+        if key in self.seen:
+            self.seen[key]["count"] += 1
+        elif len(self.seen) < MAX_WARNINGS:
+            self.seen[key] = {"category": category.__name__,
+                              "types": [c.__name__ for c in category.__mro__],
+                              "message": str(message)[:MESSAGE_LIMIT],
+                              "filename": filename, "lineno": lineno, "count": 1}
+
+
+def _execute(script: str) -> dict:
+    sys.argv = [script]
+    sys.path[0] = os.path.dirname(script)
+    log = _WarningLog()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = log.show
+        try:
+            runpy.run_path(script, run_name="__main__")
+            outcome = {"outcome": "completed"}
+        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: verdicts too
+            outcome = {"outcome": "raised", "exception": _describe(exc, script)}
+    return outcome | {"warnings": list(log.seen.values())}
+
+
+def _describe(exc: BaseException, script: str) -> dict:
+    """The exception as data: class names (for `raises`), message (for `match`), where it began."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if f.filename == script]
+    deepest = frames[-1] if frames else None
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - a broken __str__ must not lose the verdict
+        message = f"<unprintable {type(exc).__name__}>"
+    mro = type(exc).__mro__
+    return {
+        "name": type(exc).__name__,
+        "types": [c.__name__ for c in mro] + [f"{c.__module__}.{c.__qualname__}" for c in mro],
+        "message": message[:MESSAGE_LIMIT],
+        "line": own[-1].lineno if own else None,
+        "source": (own[-1].line or "") if own else "",
+        "origin": (f"{deepest.filename}:{deepest.lineno} in {deepest.name}"
+                   if deepest and deepest.filename != script else ""),
+        "exit_code": _exit_code(exc),
+    }
+
+
+def _exit_code(exc: BaseException) -> int | str | None:
+    if not isinstance(exc, SystemExit):
+        return None
+    code = exc.code
+    return code if code is None or isinstance(code, int) else str(code)
+
+
+def _write_json(path: str, data: dict) -> None:
+    partial = f"{path}.part"
+    with open(partial, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(partial, path)

@@ -1,0 +1,27 @@
+"""`ptbank verify`: load, verify, print the table and summary, write the requested reports."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..atomic import write_text_atomic
+from ..errors import EXIT_FAILED
+from ..loader import load_bank
+from .core import verify_bank
+from .report import print_report, to_json, to_junit
+
+
+def run_verify_command(args) -> int:
+    """Exit status 0 when every snippet that can run here passed, 1 otherwise."""
+    from rich.console import Console
+
+    bank = load_bank(args.content)
+    report = verify_bank(bank, jobs=args.jobs, only=args.only, use_cache=not args.no_cache)
+    wide = sys.stdout.isatty() or "COLUMNS" in os.environ
+    print_report(report, Console(file=sys.stdout, highlight=False, width=None if wide else 120))
+    if args.json:
+        write_text_atomic(args.json, to_json(report))
+    if args.junit:
+        write_text_atomic(args.junit, to_junit(report))
+    return 0 if report.ok else EXIT_FAILED

@@ -1,0 +1,147 @@
+"""verify_bank: cached verdicts first, then every other snippet in its own forked process.
+
+Read top to bottom: select → look up the cache → check requirements → start the zygote →
+canary → run the rest heaviest first → cache what is cacheable → report in bank order.
+When every verdict is cached, neither torch nor the zygote is started.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import PtbankError
+from ..models import Bank, Snippet
+from .cache import ResultCache, Versions, cache_key
+from .classify import classify
+from .progress import make_progress
+from .requirements import Requirements
+from .results import SnippetResult, Status, VerifyReport
+from .runner import Finished, Job, Zygote, estimate, run_canary, run_jobs, zygote_env
+
+DEFAULT_CACHE = Path("build/cache/verify")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A snippet picked for this run, with where it is and its cache key."""
+
+    question_id: str
+    snippet: Snippet
+    where: str
+    key: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.question_id}/{self.snippet.id}"
+
+
+def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None = None,
+                use_cache: bool = True, cache_dir: Path = DEFAULT_CACHE,
+                progress: bool = True) -> VerifyReport:
+    """Verify the bank's snippets (or those named in `only`) and return the typed report."""
+    began = time.perf_counter()
+    versions = Versions.here()
+    targets = select_targets(bank, only, versions)
+    cache = ResultCache(cache_dir) if use_cache else None
+    results: dict[str, SnippetResult] = {}
+    for target in targets:
+        hit = cache and cache.get(target.key, target.question_id, target.snippet.id, target.where)
+        if hit:
+            results[target.name] = hit
+    slots = max(1, jobs or len(os.sched_getaffinity(0)))
+    todo = [t for t in targets if t.name not in results]
+    view = make_progress(progress, total=len(targets), done=len(results))
+    try:
+        run = _Run(cache, cache_dir, view, results)
+        zygote_start = run.verify(todo, slots) if todo else None
+    finally:
+        view.close()
+    return VerifyReport(tuple(results[t.name] for t in targets), versions.torch,
+                        versions.python, versions.verifier, time.perf_counter() - began,
+                        slots, zygote_start)
+
+
+def select_targets(bank: Bank, only: list[str] | None, versions: Versions) -> list[Target]:
+    """Snippets in bank order; `only` names question ids or `question-id/snippet-id`."""
+    wanted = set(only or ())
+    targets, matched = [], set()
+    for question in bank.questions:
+        for index, snippet in enumerate(question.snippets):
+            names = {question.id, f"{question.id}/{snippet.id}"}
+            if only is not None and not names & wanted:
+                continue
+            matched |= names & wanted
+            targets.append(Target(question.id, snippet,
+                                  bank.where(question.id, "snippets", index),
+                                  cache_key(snippet, versions)))
+    unknown = sorted(wanted - matched)
+    if unknown:
+        raise PtbankError(f"--only: no question or snippet named {', '.join(unknown)}")
+    return targets
+
+
+class _Run:
+    """One run's uncached part: skips, the zygote, the children, the bookkeeping of results."""
+
+    def __init__(self, cache: ResultCache | None, cache_dir: Path, view, results: dict):
+        self.cache, self.cache_dir, self.view, self.results = cache, cache_dir, view, results
+        self.by_job: dict[str, Target] = {}
+        self.timings: dict[str, float] = {}
+
+    def verify(self, todo: list[Target], slots: int) -> float | None:
+        """Run what can run here; return the zygote's start-up seconds (None if not started)."""
+        requirements = Requirements()
+        runnable = []
+        for target in todo:
+            why = requirements.why_not(target.snippet)
+            if why:
+                self._record(target, SnippetResult(target.question_id, target.snippet.id,
+                                                   Status.skipped, 0.0, why, where=target.where))
+            else:
+                runnable.append(target)
+        if not runnable:
+            return None
+        try:
+            return self._run(runnable, slots)
+        finally:
+            if self.cache:
+                self.cache.save_timings(self.timings)
+
+    def _run(self, runnable: list[Target], slots: int) -> float:
+        last = self.cache.timings() if self.cache else {}
+        jobs = []
+        for number, target in enumerate(runnable):
+            self.by_job[str(number)] = target
+            jobs.append(Job(str(number), target.snippet,
+                            estimate(target.snippet, last.get(target.name))))
+        preload = sorted({r for t in runnable for r in t.snippet.requires
+                          if r != "cuda" and not r.startswith("gpus>=")})
+        cores = len(os.sched_getaffinity(0))
+        with tempfile.TemporaryDirectory(prefix="ptbank-verify-") as tmp:
+            zygote = Zygote(preload, Path(tmp), zygote_env(self.cache_dir))
+            try:
+                started = zygote.wait_ready()
+                run_canary(zygote, Path(tmp))
+                run_jobs(zygote, jobs, slots=slots, threads=max(1, cores // slots),
+                         workdir=Path(tmp), on_finish=self._finish)
+            finally:
+                zygote.close()
+        return started
+
+    def _finish(self, done: Finished) -> None:
+        target = self.by_job[done.job.id]
+        status, reason, warnings = classify(target.snippet, done)
+        self.timings[target.name] = done.duration
+        result = SnippetResult(target.question_id, target.snippet.id, status, done.duration,
+                               reason, warnings, where=target.where)
+        if self.cache:
+            self.cache.put(target.key, result)
+        self._record(target, result)
+
+    def _record(self, target: Target, result: SnippetResult) -> None:
+        self.results[target.name] = result
+        self.view.advance(result)

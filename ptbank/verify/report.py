@@ -1,0 +1,113 @@
+"""Views of a VerifyReport: the terminal table and summary, JSON, JUnit XML.
+
+Each view reads the typed results and nothing else, so the three cannot disagree.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+
+from .results import Status, VerifyReport, skip_tag
+
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_VERDICT_STYLE = {Status.failed: "red", Status.error: "red", Status.timeout: "magenta",
+                  Status.crashed: "magenta", Status.skipped: "yellow"}
+
+
+def summary_line(report: VerifyReport) -> str:
+    """`ptbank: 132 passed, 0 failed, 2 skipped (cuda) in 14.2 s, torch 2.13.0`."""
+    counts = report.counts
+    parts = [f"{counts['passed']} passed", f"{counts['failed']} failed"]
+    parts += [_plural(counts[s.value], s.value) for s in (Status.error, Status.timeout)
+              if counts[s.value]]
+    if counts["crashed"]:
+        parts.append(f"{counts['crashed']} crashed")
+    if counts["skipped"]:
+        tags = {skip_tag(r.reason) for r in report.results if r.status is Status.skipped}
+        parts.append(f"{counts['skipped']} skipped ({', '.join(sorted(tags))})")
+    cached = sum(r.cached for r in report.results)
+    from_cache = f", {cached} from cache" if cached else ""
+    return (f"ptbank: {', '.join(parts)} in {report.elapsed:.1f} s, "
+            f"torch {report.torch_version}{from_cache}")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("s" if count != 1 else "")
+
+
+def print_report(report: VerifyReport, console) -> None:
+    """A table of every snippet that did not pass, then the summary line."""
+    from rich.table import Table
+    from rich.text import Text
+
+    not_passed = report.not_passed
+    if not_passed:
+        table = Table(show_lines=True)
+        table.add_column("snippet", overflow="fold", ratio=2)
+        table.add_column("verdict", no_wrap=True)
+        table.add_column("why", overflow="fold", ratio=3)
+        for result in not_passed:
+            verdict = result.status.value + ("\n(cached)" if result.cached else "")
+            table.add_row(Text(f"{result.name}\n{result.where}"),
+                          Text(verdict, style=_VERDICT_STYLE.get(result.status, "")),
+                          Text(result.reason))
+        console.print(table)
+    console.print(Text(summary_line(report), style="bold" if report.ok else "bold red"))
+
+
+def to_json(report: VerifyReport) -> str:
+    data = {
+        "ok": report.ok,
+        "torch_version": report.torch_version,
+        "python_version": report.python_version,
+        "verifier_version": report.verifier_version,
+        "elapsed": round(report.elapsed, 3),
+        "jobs": report.jobs,
+        "zygote_start": report.zygote_start,
+        "counts": report.counts,
+        "results": [
+            {"question_id": r.question_id, "snippet_id": r.snippet_id, "where": r.where,
+             "status": r.status.value, "duration": round(r.duration, 3), "reason": r.reason,
+             "warnings": list(r.warnings), "cached": r.cached}
+            for r in report.results
+        ],
+    }
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def to_junit(report: VerifyReport) -> str:
+    """JUnit XML: one testsuite, a testcase per snippet (classname = question id)."""
+    counts = report.counts
+    totals = {"tests": str(len(report.results)), "failures": str(counts["failed"]),
+              "errors": str(counts["error"] + counts["timeout"] + counts["crashed"]),
+              "skipped": str(counts["skipped"]), "time": f"{report.elapsed:.3f}"}
+    root = ET.Element("testsuites", {"name": "ptbank verify", **totals})
+    suite = ET.SubElement(root, "testsuite", {"name": "ptbank", **totals})
+    properties = ET.SubElement(suite, "properties")
+    for name in ("torch_version", "python_version", "verifier_version"):
+        ET.SubElement(properties, "property", {"name": name, "value": getattr(report, name)})
+    for r in report.results:
+        path, _, line = r.where.rpartition(":")
+        case = ET.SubElement(suite, "testcase", {"classname": r.question_id, "name": r.snippet_id,
+                                                 "time": f"{r.duration:.3f}", "file": path,
+                                                 "line": line})
+        first = _xml(r.reason.splitlines()[0]) if r.reason else ""
+        if r.status is Status.failed:
+            outcome = ET.SubElement(case, "failure", {"message": first, "type": "failed"})
+            outcome.text = _xml(r.reason)
+        elif r.status is Status.skipped:
+            ET.SubElement(case, "skipped", {"message": _xml(r.reason)})
+        elif r.status.is_problem:
+            outcome = ET.SubElement(case, "error", {"message": first, "type": r.status.value})
+            outcome.text = _xml(r.reason)
+        if r.warnings:
+            ET.SubElement(case, "system-out").text = _xml("\n".join(r.warnings))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def _xml(text: str) -> str:
+    """Text XML 1.0 can carry (snippet output may hold control characters)."""
+    return _XML_ILLEGAL.sub("\N{REPLACEMENT CHARACTER}", text)

@@ -1,0 +1,74 @@
+"""Whether a snippet's declared requirements (`cuda`, `gpus>=N`, a module) are met here.
+
+Modules are looked up without importing them. Devices are probed in a separate short-lived
+process, only when a snippet asks for one and only once per run: the zygote must never touch
+CUDA, and neither should ptbank itself. A CPU build of torch (version `+cpu`) needs no probe.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..models import Snippet
+from .cache import torch_version
+from .results import skip_reason
+
+PROBE = ("import json, torch; print(json.dumps({'cuda': torch.cuda.is_available(), "
+         "'gpus': torch.cuda.device_count() if torch.cuda.is_available() else 0}))")
+PROBE_TIMEOUT = 120
+
+
+@dataclass(frozen=True)
+class Devices:
+    cuda: bool
+    gpus: int
+    why: str
+    """How we know, for skip reasons."""
+
+
+class Requirements:
+    """Answers "can this snippet run here?", probing devices at most once."""
+
+    def why_not(self, snippet: Snippet) -> str | None:
+        """The skip reason for the first unmet requirement, or None when all are met."""
+        for requirement in snippet.requires:
+            if requirement == "cuda" and not self.devices.cuda:
+                return skip_reason("cuda", f"CUDA is not available ({self.devices.why})")
+            if requirement.startswith("gpus>="):
+                wanted = int(requirement.removeprefix("gpus>="))
+                if self.devices.gpus < wanted:
+                    return skip_reason(requirement,
+                                       f"{self.devices.gpus} GPU(s) here ({self.devices.why})")
+            elif requirement != "cuda" and not _importable(requirement):
+                return skip_reason(requirement, "module not installed")
+        return None
+
+    @cached_property
+    def devices(self) -> Devices:
+        return probe_devices()
+
+
+def probe_devices() -> Devices:
+    """CUDA availability and GPU count, asked of a throwaway interpreter."""
+    version = torch_version()
+    if version.endswith("+cpu"):
+        return Devices(False, 0, f"torch {version} is a CPU build")
+    try:
+        done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+                              timeout=PROBE_TIMEOUT)
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, ValueError, IndexError) as exc:
+        return Devices(False, 0, f"device probe failed: {type(exc).__name__}")
+    return Devices(bool(found["cuda"]), int(found["gpus"]), f"probed with torch {version}")
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False

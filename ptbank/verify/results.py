@@ -1,0 +1,111 @@
+"""What verification produces: one typed result per snippet and the report of a run.
+
+These are plain data. The terminal table, JSON and JUnit XML are views of them (report.py), and
+nothing here is written back onto a Question.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Status(str, Enum):
+    """The verdict on one snippet."""
+
+    passed = "passed"
+    """Ran to the end and met every expectation."""
+    failed = "failed"
+    """A claim is wrong: an assertion, a wrong or missing exception, a stdout mismatch, or a
+    deprecation warning raised from the snippet's own lines."""
+    error = "error"
+    """Raised an exception nobody expected."""
+    timeout = "timeout"
+    """Still running when its time was up; its whole process group was killed."""
+    crashed = "crashed"
+    """Died from a signal, or exited (os._exit, sys.exit) without finishing."""
+    skipped = "skipped"
+    """A declared requirement (cuda, gpus>=N, a module) is absent here."""
+
+    @property
+    def is_problem(self) -> bool:
+        return self not in (Status.passed, Status.skipped)
+
+
+CACHEABLE = frozenset({Status.passed, Status.failed})
+"""Verdicts that depend only on the code and the versions in the cache key.
+
+Everything else is rerun every time: skips depend on this machine, timeouts on its load, crashes
+may come from outside the snippet (the OOM killer, a signal from another process), and an
+unexpected exception is too often the environment's (a worker process that aborted at exit, a
+file or network that was missing) to be remembered as the code's verdict."""
+
+
+@dataclass(frozen=True)
+class SnippetResult:
+    """The verdict on one snippet, with the excerpt that decided it."""
+
+    question_id: str
+    snippet_id: str
+    status: Status
+    duration: float
+    """Seconds the snippet ran (for a cached result: when it last ran)."""
+    reason: str = ""
+    """Why it did not pass: assertion, exception, stdout diff, warning or missing requirement."""
+    warnings: tuple[str, ...] = ()
+    """Warnings seen while it ran, one line each; only deprecations from its own lines fail it."""
+    cached: bool = False
+    """True when the verdict was read from the cache instead of running the snippet."""
+    where: str = ""
+    """`path:line` of the snippet in its question file."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.question_id}/{self.snippet_id}"
+
+
+SKIP_PREFIX = "requires "
+
+
+def skip_reason(requirement: str, why: str) -> str:
+    """The reason of a skip; `skip_tag` reads the requirement back for the summary line."""
+    return f"{SKIP_PREFIX}{requirement}: {why}"
+
+
+def skip_tag(reason: str) -> str:
+    if reason.startswith(SKIP_PREFIX) and ":" in reason:
+        return reason[len(SKIP_PREFIX):].split(":", 1)[0]
+    return reason
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """Everything one verification run found, in bank order."""
+
+    results: tuple[SnippetResult, ...]
+    torch_version: str
+    python_version: str
+    verifier_version: str = ""
+    elapsed: float = 0.0
+    """Wall-clock seconds of the whole run."""
+    jobs: int = 1
+    """Snippets that could run at once."""
+    zygote_start: float | None = None
+    """Seconds until the zygote had imported torch (None when every result came from the cache)."""
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Status value → number of snippets, with every status present."""
+        tally = Counter(r.status.value for r in self.results)
+        return {s.value: tally.get(s.value, 0) for s in Status}
+
+    @property
+    def ok(self) -> bool:
+        """Nothing failed, errored, timed out or crashed; skips are fine."""
+        return not any(r.status.is_problem for r in self.results)
+
+    @property
+    def not_passed(self) -> tuple[SnippetResult, ...]:
+        """Every result the table shows: problems and skips."""
+        return tuple(r for r in self.results if r.status is not Status.passed)

@@ -1,0 +1,282 @@
+"""The parent side: start the zygote, feed it snippets, enforce timeouts, collect what came back.
+
+Scheduling is heaviest first (by last known duration), `slots` at a time. A snippet's clock starts
+when the zygote reports its pid; when it runs out, the parent asks the zygote to kill the
+snippet's whole process group. The zygote kills the group again when the snippet exits, so no
+grandchild outlives it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import ptbank
+
+from ..errors import EXIT_FAILED, PtbankError
+from ..models import Snippet
+
+OUTPUT_CAP = 1 << 20
+"""Bytes of a snippet's stdout (and of its stderr) that are kept; the rest is counted only."""
+TAIL = 8192
+READY_TIMEOUT = 300.0
+"""Seconds the zygote may take to import torch (minutes on a cold disk under load)."""
+CANARY = """\
+import torch
+torch.set_num_threads(2)
+a = torch.randn(256, 256)
+assert torch.isfinite(a @ a).all()
+assert torch.ones(1 << 20).sum().item() == 1 << 20
+"""
+"""Multi-threaded ops that hang in a child if the zygote ever started its OpenMP pool."""
+CANARY_TIMEOUT = 30.0
+_HEAVY_HINTS = ((re.compile(r"torch\.compile|torch\._inductor"), 12.0),
+                (re.compile(r"\bspawn\b|init_process_group|num_workers\s*=\s*[1-9]"), 6.0),
+                (re.compile(r"\bonnx\b|torch\.export"), 4.0))
+
+
+class VerifierError(PtbankError):
+    """The verifier itself could not run (zygote died, canary hung): nothing can be trusted."""
+
+    exit_status = EXIT_FAILED
+
+
+@dataclass(frozen=True)
+class Job:
+    """One snippet to run; `id` names its files and its messages to the zygote."""
+
+    id: str
+    snippet: Snippet
+    estimate: float = 0.0
+    """Expected seconds, for heaviest-first scheduling."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What came back from one child, before any judgement."""
+
+    job: Job
+    script: str
+    """Path the snippet ran from: warnings and frames from this file are the snippet's own."""
+    status: int
+    """os.waitpid status of the child."""
+    timed_out: bool
+    duration: float
+    report: dict | None
+    """The child's JSON report; None when it died or exited before writing it."""
+    stdout: str
+    """The kept head of standard output."""
+    stdout_tail: str
+    stderr_tail: str
+
+
+def estimate(snippet: Snippet, last_known: float | None) -> float:
+    """Seconds a snippet will take: its last run, else a guess from what it uses."""
+    if last_known is not None:
+        return last_known
+    return max((cost for pattern, cost in _HEAVY_HINTS if pattern.search(snippet.code)),
+               default=0.5)
+
+
+class Zygote:
+    """The parent's handle on `python -m ptbank.verify.zygote`."""
+
+    def __init__(self, preload: Iterable[str], workdir: Path, env: dict[str, str]):
+        self.log_path = workdir / "zygote.log"
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "ptbank.verify.zygote", *preload],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+                start_new_session=True)  # Ctrl-C reaches ptbank, which shuts the zygote down
+        self.began = time.perf_counter()
+        self._pending = b""
+        self.ready: dict = {}
+
+    def wait_ready(self) -> float:
+        """Block until torch is imported; return the seconds it took since the start."""
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            for event in self.events(deadline - time.monotonic()):
+                if event["event"] == "failed":
+                    raise VerifierError(f"the verifier cannot import torch: {event['error']}")
+                if event["event"] == "ready":
+                    self.ready = event
+                    return time.perf_counter() - self.began
+        raise VerifierError(f"the zygote did not import torch in {READY_TIMEOUT:g} s")
+
+    def send(self, message: dict) -> None:
+        try:
+            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise VerifierError(f"the zygote died{self._log_tail()}") from None
+
+    def events(self, timeout: float | None) -> list[dict]:
+        """Messages from the zygote that arrive within `timeout` seconds (None: wait for one)."""
+        fd = self.proc.stdout.fileno()
+        if not select.select([fd], [], [], None if timeout is None else max(timeout, 0))[0]:
+            return []
+        data = os.read(fd, 1 << 16)
+        if not data:
+            raise VerifierError(f"the zygote died{self._log_tail()}")
+        *lines, self._pending = (self._pending + data).split(b"\n")
+        return [json.loads(line) for line in lines]
+
+    def close(self) -> None:
+        """EOF on its stdin: the zygote kills every snippet group still alive and exits."""
+        if self.proc.stdin and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+
+    def _log_tail(self) -> str:
+        tail = self.log_path.read_text(errors="replace")[-2000:].strip()
+        return f":\n{tail}" if tail else ""
+
+
+@dataclass
+class _Running:
+    job: Job
+    files: dict[str, str]
+    sent: float
+    pid: int = 0
+    deadline: float | None = None
+    killed: bool = False
+
+
+def run_jobs(zygote: Zygote, jobs: list[Job], *, slots: int, threads: int, workdir: Path,
+             on_finish: Callable[[Finished], None]) -> None:
+    """Run every job, `slots` at a time, heaviest first; call on_finish as each one ends."""
+    batch = _Batch(zygote, workdir, threads, on_finish)
+    try:
+        batch.run(deque(sorted(jobs, key=lambda j: -j.estimate)), slots)
+    except VerifierError:  # the zygote is gone: its snippets' groups are orphans, kill them here
+        for entry in batch.running.values():
+            if entry.pid:
+                _kill_group(entry.pid)
+        raise
+
+
+class _Batch:
+    """The scheduling loop's state: what runs, since when, and what was asked to die."""
+
+    def __init__(self, zygote: Zygote, workdir: Path, threads: int,
+                 on_finish: Callable[[Finished], None]):
+        self.zygote, self.workdir, self.threads = zygote, workdir, threads
+        self.on_finish = on_finish
+        self.running: dict[str, _Running] = {}
+
+    def run(self, queue: deque[Job], slots: int) -> None:
+        while queue or self.running:
+            while queue and len(self.running) < slots:
+                self._start(queue.popleft())
+            for event in self.zygote.events(_wait_time(self.running.values())):
+                self._on_event(event)
+            now = time.monotonic()
+            for entry in self.running.values():
+                if entry.deadline is not None and now >= entry.deadline and not entry.killed:
+                    self.zygote.send({"op": "kill", "job": entry.job.id})
+                    entry.killed = True
+
+    def _start(self, job: Job) -> None:
+        files = _prepare(self.workdir, job)
+        self.zygote.send({"op": "run", "job": job.id, **files, "threads": self.threads,
+                          "seed": 0, "memory_mb": job.snippet.memory_mb, "cap": OUTPUT_CAP})
+        self.running[job.id] = _Running(job, files, time.monotonic())
+
+    def _on_event(self, event: dict) -> None:
+        entry = self.running[event["job"]]
+        if event["event"] == "started":
+            entry.pid = event["pid"]
+            entry.deadline = time.monotonic() + entry.job.snippet.timeout
+        elif event["event"] == "exit":
+            del self.running[event["job"]]
+            self.on_finish(_collect(entry, event["status"]))
+
+
+def run_canary(zygote: Zygote, workdir: Path, timeout: float = CANARY_TIMEOUT) -> None:
+    """Prove that a multi-threaded op still completes in a forked child before trusting any."""
+    job = Job("canary", Snippet(id="canary", code=CANARY, timeout=timeout))
+    outcome: list[Finished] = []
+    run_jobs(zygote, [job], slots=1, threads=2, workdir=workdir, on_finish=outcome.append)
+    done = outcome[0]
+    if done.report is None or done.report.get("outcome") != "completed":
+        why = "hung" if done.timed_out else f"failed (wait status {done.status})"
+        raise VerifierError(
+            f"start-up canary {why}: a multi-threaded op does not complete in a forked child, "
+            "so the zygote must have run an op before forking"
+            + (f"\n{done.stderr_tail.strip()}" if done.stderr_tail.strip() else ""))
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _wait_time(running: Iterable[_Running]) -> float | None:
+    deadlines = [r.deadline for r in running if r.deadline is not None and not r.killed]
+    return None if not deadlines else max(min(deadlines) - time.monotonic(), 0.0)
+
+
+def _prepare(workdir: Path, job: Job) -> dict[str, str]:
+    """The job's folder: run/snippet.py (its cwd), and where its output and report go."""
+    base = workdir / job.id
+    (base / "run").mkdir(parents=True)
+    script = base / "run" / "snippet.py"
+    script.write_text(job.snippet.code, encoding="utf-8")
+    return {"script": str(script), "stdout": str(base / "stdout"),
+            "stderr": str(base / "stderr"), "result": str(base / "result.json")}
+
+
+def _collect(entry: _Running, status: int) -> Finished:
+    files = entry.files
+    report = None
+    if os.path.exists(files["result"]):
+        with open(files["result"], encoding="utf-8") as handle:
+            report = json.load(handle)
+    return Finished(
+        job=entry.job, script=files["script"], status=status,
+        timed_out=entry.killed and os.WIFSIGNALED(status) and report is None,
+        duration=time.monotonic() - entry.sent, report=report,
+        stdout=_read(files["stdout"], 0, OUTPUT_CAP),
+        stdout_tail=_read(files["stdout"], -TAIL, TAIL),
+        stderr_tail=_read(files["stderr"], -TAIL, TAIL))
+
+
+def _read(path: str, start: int, size: int) -> str:
+    try:
+        with open(path, "rb") as handle:
+            if start < 0:
+                handle.seek(max(os.fstat(handle.fileno()).st_size + start, 0))
+            return handle.read(size).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+def zygote_env(cache_dir: Path) -> dict[str, str]:
+    """The zygote's environment: ptbank importable, a fixed hash seed, a lasting inductor cache."""
+    env = dict(os.environ)
+    package_root = str(Path(ptbank.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    env.setdefault("PYTHONHASHSEED", "0")
+    env.setdefault("TORCHINDUCTOR_CACHE_DIR", str((cache_dir.parent / "inductor").resolve()))
+    return env

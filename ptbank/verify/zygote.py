@@ -1,0 +1,218 @@
+"""The zygote: import torch once, then fork one fresh child per snippet.
+
+Run as `python -m ptbank.verify.zygote [MODULE ...]`. It imports torch and the lazily loaded
+modules snippets commonly touch (plus any MODULE named by the bank's `requires`), then serves
+JSON lines: requests on fd 0, replies on fd 1.
+
+    → {"op": "run", "job": "7", ...child request, see child.run}
+    ← {"event": "started", "job": "7", "pid": 1234}
+    → {"op": "kill", "job": "7"}                        (the parent's timeout)
+    ← {"event": "exit", "job": "7", "status": 9}        (os.waitpid status)
+
+The zygote itself must never run an op (a child of a process that already started its OpenMP
+pool hangs on its first parallel op) and never touch CUDA (a forked child cannot use a CUDA
+context its parent created). It is a child subreaper, so snippets' orphaned grandchildren are
+reparented to it and reaped; a child's process group is killed before the child is reaped, while
+its pid (= the group id) cannot yet be reused.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import json
+import os
+import selectors
+import signal
+import sys
+import time
+import traceback
+
+BASE_PRELOAD = ("torch", "torch._dynamo", "torch.optim", "torch.utils.data",
+                "torch.distributed", "torch.func", "torch.multiprocessing", "numpy")
+"""Imported before any fork: their lazy imports would cost every snippet seconds otherwise."""
+PR_SET_CHILD_SUBREAPER = 36
+EXIT_CHILD_SETUP = 70
+"""Status of a child that failed before the snippet began (EX_SOFTWARE)."""
+
+
+def main(extra: list[str]) -> None:
+    requests, replies = _protocol_fds()
+    failed = _preload(BASE_PRELOAD + tuple(extra))
+    if "torch" in failed:
+        _send(replies, {"event": "failed", "error": failed["torch"]})
+        return
+    from . import child  # noqa: F401 - imported once here rather than in every child
+
+    for stream in (sys.stdout, sys.stderr):  # no buffered import chatter for children to inherit
+        stream.flush()
+    _send(replies, {"event": "ready", "failed": failed})
+    _Server(requests, replies).serve()
+    os._exit(0)  # skip interpreter teardown: with torch loaded it takes most of a second
+
+
+def _protocol_fds() -> tuple[int, int]:
+    """Move the protocol pipes off fds 0/1 so nothing an import prints can corrupt them."""
+    requests, replies = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    return requests, replies
+
+
+def _preload(names: tuple[str, ...]) -> dict[str, str]:
+    failed = {}
+    for name in dict.fromkeys(names):
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - fails only the snippets that import it
+            failed[name] = f"{type(exc).__name__}: {exc}"
+    return failed
+
+
+def _send(fd: int, message: dict) -> None:
+    data = (json.dumps(message) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]
+
+
+class _Server:
+    """The request loop: fork on `run`, kill on `kill`, report every exit of a child."""
+
+    def __init__(self, requests: int, replies: int):
+        self.requests, self.replies = requests, replies
+        self.running: dict[int, str] = {}  # pid → job id
+        self.wake_r, self.wake_w = os.pipe()
+        for fd in (self.wake_r, self.wake_w):
+            os.set_blocking(fd, False)
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        _become_subreaper()
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(requests, selectors.EVENT_READ)
+        self.selector.register(self.wake_r, selectors.EVENT_READ)
+
+    def serve(self) -> None:
+        pending = b""
+        while True:
+            for key, _ in self.selector.select():
+                if key.fd == self.wake_r:
+                    _drain(self.wake_r)
+                    continue
+                data = os.read(self.requests, 1 << 16)
+                if not data:
+                    return self._shutdown()
+                *lines, pending = (pending + data).split(b"\n")
+                for line in lines:
+                    self._handle(json.loads(line))
+            self._reap()
+
+    def _handle(self, request: dict) -> None:
+        if request["op"] == "run":
+            self._fork(request)
+        elif request["op"] == "kill":
+            for pid, job in self.running.items():
+                if job == request["job"]:
+                    _kill_group(pid)
+
+    def _fork(self, request: dict) -> None:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self._forget_in_child()
+                from . import child
+                child.run(request)
+            except BaseException:  # noqa: BLE001 - setting up the child failed: say why, then die
+                traceback.print_exc()
+            finally:
+                os._exit(EXIT_CHILD_SETUP)
+        try:
+            os.setpgid(pid, pid)  # also done by the child; whichever runs first wins the race
+        except OSError:
+            pass
+        self.running[pid] = request["job"]
+        _send(self.replies, {"event": "started", "job": request["job"], "pid": pid})
+
+    def _forget_in_child(self) -> None:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        self.selector.close()
+        for fd in (self.requests, self.replies, self.wake_r, self.wake_w):
+            os.close(fd)
+
+    def _reap(self) -> None:
+        """Report every exited child; kill its group first, while its pid is still reserved."""
+        while True:
+            try:
+                info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return
+            if info is None or info.si_pid == 0:
+                return
+            job = self.running.pop(info.si_pid, None)
+            if job is not None:
+                _kill_group(info.si_pid)
+            _, status = os.waitpid(info.si_pid, 0)
+            if job is not None:
+                _send(self.replies, {"event": "exit", "job": job, "status": status})
+
+    def _shutdown(self) -> None:
+        """The parent is gone or done: kill every group and every adopted orphan, reap all."""
+        for pid in list(self.running):
+            _kill_group(pid)
+        for pid in _children():
+            _kill_group(pid)
+            _kill(pid)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                    time.sleep(0.01)
+            except ChildProcessError:
+                return
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _children() -> list[int]:
+    pids = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as handle:
+                pids += [int(p) for p in handle.read().split()]
+        except OSError:
+            pass
+    return pids
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def _become_subreaper() -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: orphans go to init instead, which reaps them too
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

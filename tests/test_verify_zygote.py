@@ -1,0 +1,167 @@
+"""The zygote and the scheduler: the fork hazard is caught, threads are set, heavy runs first."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ptbank.models import Snippet
+from ptbank.verify.runner import (Finished, Job, VerifierError, Zygote, estimate, run_canary,
+                                  run_jobs, zygote_env)
+
+
+def start_zygote(workdir: Path, preload=(), env=None) -> Zygote:
+    zygote = Zygote(list(preload), workdir, env or zygote_env(workdir / "cache"))
+    zygote.wait_ready()
+    return zygote
+
+
+def test_canary_catches_a_zygote_that_ran_a_threaded_op(tmp_path):
+    """A module that runs an OpenMP op at import poisons every child; the canary must say so."""
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    (modules / "ptbank_fork_hazard.py").write_text(
+        "import torch\ntorch.set_num_threads(2)\ntorch.ones(1 << 22).sum()\n")
+    env = zygote_env(tmp_path / "cache")
+    env["PYTHONPATH"] = f"{modules}{os.pathsep}{env['PYTHONPATH']}"
+    zygote = start_zygote(tmp_path, ["ptbank_fork_hazard"], env)
+    try:
+        with pytest.raises(VerifierError, match="canary hung"):
+            run_canary(zygote, tmp_path, timeout=3)
+    finally:
+        zygote.close()
+
+
+@pytest.fixture(scope="module")
+def zygote(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("zygote")
+    started = start_zygote(workdir)
+    yield started, workdir
+    started.close()
+
+
+def test_zygote_imports_but_runs_nothing(zygote):
+    started, workdir = zygote
+    assert started.ready["failed"] == {}
+    run_canary(started, workdir)
+
+
+def test_children_get_the_requested_thread_count(zygote):
+    started, workdir = zygote
+    code = ("import torch\nassert torch.get_num_threads() == 2, torch.get_num_threads()\n"
+            "assert torch.ones(1 << 22).sum() == 1 << 22\n")
+    done: list[Finished] = []
+    run_jobs(started, [Job("threads", Snippet(id="t", code=code, timeout=20))], slots=1,
+             threads=2, workdir=workdir, on_finish=done.append)
+    assert done[0].report == {"outcome": "completed", "warnings": [], "stdout_bytes": 0,
+                              "stderr_bytes": 0}
+
+
+def test_zygote_death_is_an_infrastructure_error(tmp_path):
+    zygote = Zygote([], tmp_path, zygote_env(tmp_path / "cache"))
+    zygote.proc.kill()
+    zygote.proc.wait()
+    with pytest.raises(VerifierError, match="zygote died"):
+        run_jobs(zygote, [Job("a", Snippet(id="a", code="pass"))], slots=1, threads=1,
+                 workdir=tmp_path, on_finish=lambda done: None)
+    zygote.close()
+
+
+class FakeZygote:
+    """Answers like the zygote, instantly; jobs whose code says `hang` wait to be killed."""
+
+    def __init__(self):
+        self.started: list[str] = []
+        self.outbox: list[dict] = []
+        self.hanging: set[str] = set()
+        self.max_running = 0
+        self.running: set[str] = set()
+
+    def send(self, message: dict) -> None:
+        job = message["job"]
+        if message["op"] == "run":
+            self.started.append(job)
+            self.running.add(job)
+            self.max_running = max(self.max_running, len(self.running))
+            self.outbox.append({"event": "started", "job": job, "pid": 0})
+            code = Path(message["script"]).read_text()
+            if "hang" in code:
+                self.hanging.add(job)
+            else:
+                Path(message["result"]).write_text(json.dumps({"outcome": "completed"}))
+                self.outbox.append({"event": "exit", "job": job, "status": 0})
+        elif message["op"] == "kill" and job in self.hanging:
+            self.outbox.append({"event": "exit", "job": job, "status": signal.SIGKILL})
+
+    def events(self, timeout):
+        out, self.outbox = self.outbox, []
+        for event in out:
+            if event["event"] == "exit":
+                self.running.discard(event["job"])
+        return out
+
+
+def test_scheduler_runs_heaviest_first_within_the_slots(tmp_path):
+    fake = FakeZygote()
+    jobs = [Job(name, Snippet(id=name, code="pass"), cost)
+            for name, cost in (("light", 0.1), ("heavy", 9.0), ("medium", 2.0), ("tiny", 0.0))]
+    done: list[Finished] = []
+    run_jobs(fake, jobs, slots=2, threads=1, workdir=tmp_path, on_finish=done.append)
+    assert fake.started == ["heavy", "medium", "light", "tiny"]
+    assert fake.max_running <= 2
+    assert all(d.report == {"outcome": "completed"} and not d.timed_out for d in done)
+
+
+def test_scheduler_kills_a_snippet_at_its_timeout(tmp_path):
+    fake = FakeZygote()
+    jobs = [Job("slow", Snippet(id="slow", code="hang", timeout=0.2)),
+            Job("quick", Snippet(id="quick", code="pass"))]
+    done: dict[str, Finished] = {}
+    run_jobs(fake, jobs, slots=2, threads=1, workdir=tmp_path,
+             on_finish=lambda d: done.setdefault(d.job.id, d))
+    assert done["slow"].timed_out and done["slow"].duration >= 0.2
+    assert not done["quick"].timed_out
+
+
+def test_estimate_prefers_the_last_known_duration():
+    compiled = Snippet(id="c", code="import torch\nf = torch.compile(lambda x: x)\n")
+    plain = Snippet(id="p", code="import torch\n")
+    assert estimate(compiled, None) > estimate(plain, None)
+    assert estimate(compiled, 0.25) == 0.25
+
+
+def test_preloading_never_asks_cuda_anything():
+    """A forked child cannot use CUDA if the zygote touched it, even via is_available()."""
+    script = textwrap.dedent("""
+        import torch
+        calls = []
+        for name in ("is_available", "device_count", "_lazy_init", "init", "current_device",
+                     "get_device_properties", "get_device_name", "is_initialized"):
+            real = getattr(torch.cuda, name)
+            spy = lambda *a, _n=name, _r=real, **k: calls.append(_n) or _r(*a, **k)
+            setattr(torch.cuda, name, spy)
+        from ptbank.verify.zygote import BASE_PRELOAD, _preload
+        assert _preload(BASE_PRELOAD) == {}
+        print(calls)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_devices_are_probed_in_a_separate_process_unless_torch_is_a_cpu_build(monkeypatch):
+    from ptbank.verify import requirements
+
+    cpu_build = requirements.probe_devices()
+    assert (cpu_build.cuda, cpu_build.gpus) == (False, 0) and "CPU build" in cpu_build.why
+    monkeypatch.setattr(requirements, "torch_version", lambda: "2.13.0")
+    probed = requirements.probe_devices()
+    assert probed.why == "probed with torch 2.13.0"
+    assert (probed.cuda, probed.gpus) == (False, 0)
