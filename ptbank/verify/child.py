@@ -81,9 +81,10 @@ def _redirect(path: str, fd: int, cap: int) -> io.TextIOWrapper:
     return stream
 
 
-def _limit(memory_mb: int) -> None:
-    size = memory_mb << 20
-    resource.setrlimit(resource.RLIMIT_AS, (size, size))
+def _limit(memory_mb: int | None) -> None:
+    if memory_mb is not None:  # None: a GPU snippet (see runner._address_space_limit)
+        size = memory_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
