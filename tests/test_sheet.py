@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -101,6 +102,13 @@ def test_cli_editions_every_format_and_byte_identical_markdown(tmp_path: Path):
         assert marker in interviewer
     assert "Candidate name" in candidate and "Score grid" in interviewer
     assert "ptbank sheet --level intermediate --seed 5 --minutes 30" in interviewer
+    first_ids = _sheet_question_ids(interviewer)
+    assert len(first_ids) >= 2
+    again = sheet("--level", "intermediate", "--minutes", "30", "--seed", "5", "--format", "md",
+                  "--lang", "en", "--exclude", ",".join(first_ids), out=tmp_path / "c")
+    assert again.returncode == 0, again.stderr
+    second = next((tmp_path / "c").glob("*-interviewer.md")).read_text("utf-8")
+    assert not set(first_ids) & set(_sheet_question_ids(second)), "second round avoids round one"
     pdf = subprocess.run(["pdftotext", str(tmp_path / "a" / f"{ident}-candidate.pdf"), "-"],
                          capture_output=True, text=True, check=True).stdout
     assert code in pdf and "ANSWER-MARKER" not in pdf
@@ -110,3 +118,8 @@ def test_cli_reports_unsatisfiable_request_without_traceback(tmp_path: Path):
     result = sheet("--level", "advanced", "--count", "3", "--seed", "1", out=tmp_path)
     assert result.returncode == 2
     assert "no advanced questions" in result.stderr and "Traceback" not in result.stderr
+
+
+def _sheet_question_ids(interviewer_markdown: str) -> list[str]:
+    """The ids an interviewer edition lists for a second round's --exclude."""
+    return re.search(r"`--exclude ([a-z0-9,-]+)`", interviewer_markdown).group(1).split(",")

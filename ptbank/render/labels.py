@@ -47,6 +47,7 @@ LABELS: dict[str, dict[str, str]] = {
         "points_note": "每项 1 分，满分 {n} 分",
         "notes": "备注",
         "regenerate": "重新生成此题单：",
+        "second_round": "第二轮面试避开这些题目：",
         "verdict": "结论（录用 / 待定 / 不录用）",
     },
     "en": {
@@ -93,6 +94,7 @@ LABELS: dict[str, dict[str, str]] = {
         "points_note": "1 point each, {n} in all",
         "notes": "Notes",
         "regenerate": "Regenerate this sheet:",
+        "second_round": "A second round avoids these questions with:",
         "verdict": "Verdict (hire / hold / no hire)",
     },
 }
