@@ -88,7 +88,7 @@ def verification_gate(bank: Bank, *, draft: bool, jobs: int | None):
             f"{len(bad)} snippet(s) do not pass under torch {report.torch_version}: {names}"
             f"{' ...' if len(bad) > 8 else ''}\n"
             "run `ptbank verify` for details, or build with --draft")
-    counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts.items()))
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts.items()) if n)
     cached = sum(r.cached for r in report.results)
     console.print(f"verified: {counts} ({cached} from cache) in {report.elapsed:.1f} s, "
                   f"torch {report.torch_version}")
