@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from html import escape
+from urllib.parse import unquote
 
 import jinja2
 from markupsafe import Markup
@@ -51,6 +52,16 @@ class _PrintRenderer(RendererHTML):
         env["slugs"][slug] = count + 1
         anchor = slug if count == 0 else f"{slug}-{count}"
         return f'<{tokens[idx].tag} id="{escape(anchor)}">'
+
+    def link_open(self, tokens, idx, options, env) -> str:
+        """In-document links keep their raw fragment: ids are raw text, and WeasyPrint's
+        target-counter() (TOC page numbers) matches the href literally, percent-escapes and all.
+        """
+        token = tokens[idx]
+        href = token.attrGet("href") or ""
+        if href.startswith("#"):
+            token.attrSet("href", unquote(href))
+        return self.renderToken(tokens, idx, options, env)
 
     def softbreak(self, tokens, idx, options, env) -> str:
         before = tokens[idx - 1].content if idx > 0 else ""
