@@ -123,7 +123,11 @@ def setup_styles(document) -> None:
         style.paragraph_format.space_before = Pt(12 if level < 4 else 8)
         style.paragraph_format.space_after = Pt(3)
     document.styles[HEADINGS[2]].paragraph_format.page_break_before = True
+    _setup_block_styles(document)
 
+
+def _setup_block_styles(document) -> None:
+    """ptbank's own styles: meta line, code, answer, rubric, follow-ups, stamp, TOC."""
     meta = _paragraph_style(document, META)
     meta.font.size = Pt(8.5)
     meta.font.color.rgb = RGBColor(0x55, 0x55, 0x55)
