@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
 
 from rich.console import Console
+from rich.progress import Progress, TextColumn
 
 from .artifacts import FORMATS, Artifact, bank_artifact_name
 from .atomic import atomic_path
@@ -102,28 +104,34 @@ def write_artifacts(artifacts: list[Artifact], jobs: int | None) -> None:
     stale = [a for a in artifacts if not a.is_fresh()]
     started = time.perf_counter()
     workers = min(sum(a.format == "pdf" for a in stale), jobs or os.cpu_count() or 1)
-    if workers > 1:
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            futures = [(a, pool.submit(_render, a)) for a in stale]
-            for artifact, future in futures:
-                future.result()
-                _done(artifact)
-    else:
-        for artifact in stale:
-            _render(artifact)
-            _done(artifact)
+    with Progress(*Progress.get_default_columns(), TextColumn("{task.fields[last]}"),
+                  console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task("rendering", total=len(stale), last="")
+        for artifact in _rendered(stale, workers):
+            artifact.mark_fresh()
+            bar.console.print(f"  wrote {artifact.path}")
+            bar.update(task, advance=1, last=artifact.path.name)
     console.print(f"ptbank: {len(stale)} written, {len(artifacts) - len(stale)} up to date "
                   f"in {time.perf_counter() - started:.1f} s")
+
+
+def _rendered(stale: list[Artifact], workers: int) -> Iterator[Artifact]:
+    """Each artifact once its file is in place, in the order they finish."""
+    if workers <= 1:
+        for artifact in stale:
+            _render(artifact)
+            yield artifact
+        return
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        futures = {pool.submit(_render, a): a for a in stale}
+        for future in as_completed(futures):
+            future.result()
+            yield futures[future]
 
 
 def _render(artifact: Artifact) -> None:
     with atomic_path(artifact.path) as tmp:
         renderer_for(artifact.format)(artifact.markdown, artifact.doc, tmp)
-
-
-def _done(artifact: Artifact) -> None:
-    artifact.mark_fresh()
-    console.print(f"  wrote {artifact.path}")
 
 
 def sheet_command(args) -> int:
