@@ -73,10 +73,8 @@ def select_questions(bank: Bank, request: SheetRequest) -> list[Question]:
             return False
         return not {s for c in chosen for s in c.seed} & set(q.seed)
 
-    for q in coding[:1] if (wanted is None or wanted >= 2) else []:
-        if fits(q):
-            chosen.append(q)
-    for q in concept:
+    coding_slot = coding[:1] if wanted is None or wanted >= 2 else []  # one task, first
+    for q in coding_slot + concept:
         if fits(q):
             chosen.append(q)
     if not chosen:

@@ -123,3 +123,20 @@ def test_cli_reports_unsatisfiable_request_without_traceback(tmp_path: Path):
 def _sheet_question_ids(interviewer_markdown: str) -> list[str]:
     """The ids an interviewer edition lists for a second round's --exclude."""
     return re.search(r"`--exclude ([a-z0-9,-]+)`", interviewer_markdown).group(1).split(",")
+
+
+def test_docx_sheet_flows_and_sizes_the_score_grid(tmp_path: Path):
+    from docx import Document as open_docx
+
+    result = sheet("--level", "intermediate", "--minutes", "30", "--seed", "5", "--format", "docx",
+                   "--lang", "en", out=tmp_path)
+    assert result.returncode == 0, result.stderr
+    candidate = open_docx(next(tmp_path.glob("*-candidate.docx")))
+    headings = [p for p in candidate.paragraphs if p.style.name == "Heading 2"]
+    assert headings and headings[0].paragraph_format.page_break_before is False
+    interviewer = open_docx(next(tmp_path.glob("*-interviewer.docx")))
+    grid = next(t for t in interviewer.tables if t.cell(0, 0).text == "No.")
+    widths = [column.width for column in grid.columns]
+    assert widths[1] == max(widths), "the question column gets the room"
+    fields = interviewer.tables[0]
+    assert fields.rows[1].height is not None and fields.rows[1].height.cm > 0.85

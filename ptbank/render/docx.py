@@ -25,12 +25,14 @@ from pygments.util import ClassNotFound
 
 from . import docx_styles as S
 from .document import Document
-from .html import ANSWER_SPACE_CM_PER_MINUTE, ANSWER_SPACE_MAX_CM, PYGMENTS_STYLE
-from .labels import LABELS, label
-from .mdparse import ANSWER_SPACE, is_task_checkbox, parse, top_level_blocks
+from .html import PYGMENTS_STYLE
+from .labels import LABELS, label, page_label_parts
+from .mdparse import ANSWER_SPACE, answer_space_cm, is_task_checkbox, parse, top_level_blocks
 from .text import inline_text, softbreak_joiner
 
 CHECKBOX = "☐ "
+TEXT_WIDTH_CM = 17.4
+"""A4 width less the margins set in docx_styles.setup_page."""
 
 
 def render_docx(markdown: str, doc: Document, target: Path) -> None:
@@ -58,6 +60,7 @@ class _Writer:
                        ("follow_ups", S.FOLLOW_UP))}
         self.contents_titles = {LABELS[lang]["contents"] for lang in LABELS}
         self.next_list_is_toc = False
+        self.topic_headings = 0
 
     def write(self, tokens: list[Token]) -> None:
         blocks = top_level_blocks(tokens)
@@ -103,19 +106,26 @@ class _Writer:
         paragraph = self.document.add_paragraph(style=style)
         if self.next_list_is_toc:
             paragraph.paragraph_format.page_break_before = True
+        elif level == 2 and self.doc.kind == "sheet":
+            # a sheet flows on; only the interviewer's questions (after the score grid) start
+            # a new page, as in the print CSS
+            self.topic_headings += 1
+            paragraph.paragraph_format.page_break_before = self.topic_headings == 2
         self._inline(paragraph, inline.children)
 
     def _paragraph(self, inline: Token, previous: Token | None) -> None:
-        style = self.part_style
-        if previous is not None and previous.type == "heading_open" and previous.tag == "h1":
+        after_heading = previous.tag if previous is not None and \
+            previous.type == "heading_open" else None
+        bilingual_title = _is_bilingual_title(inline)
+        if after_heading == "h1":
             style = S.SUBTITLE
-        elif previous is not None and previous.type == "heading_open" and previous.tag == "h3":
+        elif after_heading == "h3":
             style = S.META  # the level · topic · minutes line under a question
-        elif _is_bilingual_title(inline):
-            style = S.BODY
+        else:
+            style = S.BODY if bilingual_title else self.part_style
         paragraph = self.document.add_paragraph(style=style)
         paragraph.paragraph_format.keep_with_next = style in (S.META, S.SUBTITLE) or \
-            _is_bilingual_title(inline)
+            bilingual_title
         self._inline(paragraph, inline.children)
 
     def _list(self, block: list[Token], depth: int) -> None:
@@ -154,6 +164,7 @@ class _Writer:
     def _toc(self, block: list[Token]) -> None:
         """A real TOC field (Word fills in page numbers) whose cached text lists the entries."""
         self.next_list_is_toc = False
+        self.topic_headings = 0
         entries = [(t.level, t.content) for t in block if t.type == "inline"]
         paragraphs = []
         for level, text in entries:
@@ -198,12 +209,15 @@ class _Writer:
                 if r == 0:
                     for run in paragraph.runs:
                         run.font.bold = True
+            if r and not "".join(inline_text(cell.content) for cell in cells).strip():
+                table.rows[r].height = Cm(0.9)  # a blank row is a field to write in
+        _fit_columns(table, rows)
 
     def _answer_space(self, minutes: int) -> None:
         table = self.document.add_table(rows=1, cols=1)
         table.style = "Table Grid"
         row = table.rows[0]
-        row.height = Cm(min(ANSWER_SPACE_MAX_CM, ANSWER_SPACE_CM_PER_MINUTE * minutes))
+        row.height = Cm(answer_space_cm(minutes))
         row.height_rule = WD_ROW_HEIGHT_RULE.AT_LEAST
         cell = row.cells[0].paragraphs[0]
         cell.style = self.document.styles[S.ANSWER_SPACE]
@@ -238,6 +252,18 @@ class _Writer:
                     S.set_fonts(run._element, S.CODE_FONT, S.CJK_FONT)
                     run.font.size = Pt(9)
                     run.font.color.rgb = RGBColor(0x80, 0x1F, 0x1F)
+
+
+def _fit_columns(table, rows: list[list[Token]]) -> None:
+    """Share the text width by the longest cell of each column (Word's default is equal)."""
+    longest = [max(len(row[c].content) if c < len(row) else 0 for row in rows) + 4
+               for c in range(len(table.columns))]
+    table.autofit = False
+    for c, column in enumerate(table.columns):
+        width = Cm(TEXT_WIDTH_CM * longest[c] / sum(longest))
+        column.width = width  # the grid, which LibreOffice reads
+        for cell in column.cells:  # the cells, which Word reads
+            cell.width = width
 
 
 def _is_bilingual_title(inline: Token) -> bool:
@@ -309,7 +335,7 @@ def _page_furniture(document, doc: Document) -> None:
     for footer in (section.footer, section.first_page_footer):
         paragraph = footer.paragraphs[0]
         paragraph.alignment = 1  # centre
-        before, middle, after = label(doc.langs[0], "page", page="\0", pages="\0").split("\0")
+        before, middle, after = page_label_parts(doc.langs[0])
         paragraph.add_run(before)
         _add_field(paragraph, "PAGE", "1")
         paragraph.add_run(middle)

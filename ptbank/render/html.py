@@ -18,14 +18,12 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from .document import Document
-from .labels import label
+from .labels import page_label_parts
 from .markdown import TEMPLATES
-from .mdparse import parse, parser, top_level_blocks
+from .mdparse import answer_space_cm, parse, parser, top_level_blocks
 from .text import github_slug, softbreak_joiner
 
 PYGMENTS_STYLE = "default"
-ANSWER_SPACE_CM_PER_MINUTE = 1.6
-ANSWER_SPACE_MAX_CM = 16
 
 
 def highlight_code(code: str, language: str) -> str:
@@ -69,8 +67,7 @@ class _PrintRenderer(RendererHTML):
         return softbreak_joiner(before, after)
 
     def ptbank_answer_space(self, tokens, idx, options, env) -> str:
-        minutes = tokens[idx].meta["minutes"]
-        height = min(ANSWER_SPACE_MAX_CM, ANSWER_SPACE_CM_PER_MINUTE * minutes)
+        height = answer_space_cm(tokens[idx].meta["minutes"])
         return f'<div class="answer-space" style="height: {height:.1f}cm"></div>\n'
 
 
@@ -121,15 +118,11 @@ def _page_template() -> jinja2.Template:
     return env.get_template("page.html.j2")
 
 
-def pygments_css() -> str:
-    return HtmlFormatter(style=PYGMENTS_STYLE).get_style_defs(".highlight")
-
-
-def _split_page_label(lang: str) -> tuple[str, str, str]:
-    """"Page {page} of {pages}" → the literal parts around the two CSS counters."""
-    text = label(lang, "page", page="\0", pages="\0")
-    before, middle, after = text.split("\0")
-    return before, middle, after
+@lru_cache(maxsize=1)
+def _stylesheets() -> tuple[Markup, Markup]:
+    """Pygments' token colours and the print CSS, read once per process."""
+    pygments_css = HtmlFormatter(style=PYGMENTS_STYLE).get_style_defs(".highlight")
+    return Markup(pygments_css), Markup((TEMPLATES / "print.css").read_text("utf-8"))
 
 
 def _css_string(text: str) -> Markup:
@@ -140,15 +133,15 @@ def _css_string(text: str) -> Markup:
 
 def render_html(markdown: str, doc: Document) -> str:
     """The full HTML page WeasyPrint prints."""
-    css = (TEMPLATES / "print.css").read_text("utf-8")
-    before, middle, after = _split_page_label(doc.langs[0])
+    pygments_css, css = _stylesheets()
+    before, middle, after = page_label_parts(doc.langs[0])
     return _page_template().render(
         header_title=_css_string(doc.title),
         page_label_before=_css_string(before), page_label_middle=_css_string(middle),
         page_label_after=_css_string(after),
         doc=doc,
         lang="zh-CN" if doc.langs[0] == "zh" else "en",
-        css=Markup(css),
-        pygments_css=Markup(pygments_css()),
+        css=css,
+        pygments_css=pygments_css,
         body=Markup(markdown_to_html_body(markdown)),
     )

@@ -102,3 +102,10 @@ LABELS: dict[str, dict[str, str]] = {
 
 def label(lang: str, key: str, **values: object) -> str:
     return LABELS[lang][key].format(**values)
+
+
+def page_label_parts(lang: str) -> tuple[str, str, str]:
+    """"Page {page} of {pages}" → the literal text before, between and after the two numbers,
+    for formats that fill the numbers in themselves (CSS counters, Word fields)."""
+    before, middle, after = label(lang, "page", page="\0", pages="\0").split("\0")
+    return before, middle, after

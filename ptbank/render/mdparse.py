@@ -17,6 +17,8 @@ from markdown_it.token import Token
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 ANSWER_SPACE = "ptbank_answer_space"
+_CM_PER_MINUTE = 1.6
+_MAX_CM = 16.0
 _DIRECTIVE = re.compile(r"^<!-- ptbank:answer-space (\d+) -->$")
 
 
@@ -31,6 +33,11 @@ def _answer_space(state: StateBlock, start: int, end: int, silent: bool) -> bool
         token.map = [start, start + 1]
     state.line = start + 1
     return True
+
+
+def answer_space_cm(minutes: int) -> float:
+    """Height of the room to write for an N-minute question, the same in every format."""
+    return min(_MAX_CM, _CM_PER_MINUTE * minutes)
 
 
 @lru_cache(maxsize=1)
