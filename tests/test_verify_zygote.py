@@ -13,30 +13,51 @@ from pathlib import Path
 import pytest
 
 from ptbank.models import Snippet
-from ptbank.verify.runner import (Finished, Job, VerifierError, Zygote, estimate, run_canary,
-                                  run_jobs, zygote_env)
+from ptbank.verify.launch import HeadStart, VerifierError, Zygote, zygote_env
+from ptbank.verify.runner import (Finished, Job, estimate, run_canary, run_jobs,
+                                  run_jobs_with_canary)
 
 
 def start_zygote(workdir: Path, preload=(), env=None) -> Zygote:
-    zygote = Zygote(list(preload), workdir, env or zygote_env(workdir / "cache"))
-    zygote.wait_ready()
+    zygote = Zygote(workdir, env or zygote_env(workdir / "cache"))
+    zygote.wait_ready(preload)
     return zygote
 
 
-def test_canary_catches_a_zygote_that_ran_a_threaded_op(tmp_path):
-    """A module that runs an OpenMP op at import poisons every child; the canary must say so."""
+def start_poisoned_zygote(tmp_path: Path) -> Zygote:
+    """A zygote that preloads a module running an OpenMP op at import: every child hangs."""
     modules = tmp_path / "modules"
     modules.mkdir()
     (modules / "ptbank_fork_hazard.py").write_text(
         "import torch\ntorch.set_num_threads(2)\ntorch.ones(1 << 22).sum()\n")
     env = zygote_env(tmp_path / "cache")
     env["PYTHONPATH"] = f"{modules}{os.pathsep}{env['PYTHONPATH']}"
-    zygote = start_zygote(tmp_path, ["ptbank_fork_hazard"], env)
+    return start_zygote(tmp_path, ["ptbank_fork_hazard"], env)
+
+
+def test_canary_catches_a_zygote_that_ran_a_threaded_op(tmp_path):
+    """A module that runs an OpenMP op at import poisons every child; the canary must say so."""
+    zygote = start_poisoned_zygote(tmp_path)
     try:
         with pytest.raises(VerifierError, match="canary hung"):
             run_canary(zygote, tmp_path, timeout=3)
     finally:
         zygote.close()
+
+
+def test_no_result_counts_when_the_canary_run_beside_it_fails(tmp_path):
+    """The canary runs alongside the first snippets; a snippet that finished first is dropped."""
+    zygote = start_poisoned_zygote(tmp_path)
+    handed_on: list[Finished] = []
+    try:
+        with pytest.raises(VerifierError, match="canary hung"):
+            run_jobs_with_canary(zygote, [Job("0", Snippet(id="quick", code="pass"))], slots=2,
+                                 threads=1, workdir=tmp_path, on_finish=handed_on.append,
+                                 canary_timeout=3)
+    finally:
+        zygote.close()
+    assert (tmp_path / "0" / "result.json").exists(), "the snippet should have finished first"
+    assert handed_on == []
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +74,62 @@ def test_zygote_imports_but_runs_nothing(zygote):
     run_canary(started, workdir)
 
 
+def test_zygote_reports_preloads_that_fail_and_still_serves(tmp_path):
+    zygote = start_zygote(tmp_path, ["ptbank_no_such_module"])
+    try:
+        assert "ModuleNotFoundError" in zygote.ready["failed"]["ptbank_no_such_module"]
+        run_canary(zygote, tmp_path)
+    finally:
+        zygote.close()
+
+
+def test_children_collect_their_garbage_but_never_walk_the_zygote_heap(zygote):
+    """The zygote freezes what it imported: a child's full collection skips those objects
+    (otherwise each one costs 0.15 s and copies the heap), yet the child's own cycles die."""
+    started, workdir = zygote
+    code = textwrap.dedent("""
+        import gc, weakref
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > 50_000, gc.get_freeze_count()
+        class Node: pass
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        probe = weakref.ref(a)
+        del a, b
+        gc.collect()
+        assert probe() is None
+    """)
+    done: list[Finished] = []
+    run_jobs(started, [Job("gc", Snippet(id="gc", code=code, timeout=20))], slots=1,
+             threads=1, workdir=workdir, on_finish=done.append)
+    assert done[0].report["outcome"] == "completed", done[0].stderr_tail
+
+
+def test_head_start_only_on_a_cache_without_verdicts(tmp_path):
+    cache_dir = tmp_path / "cache"
+    with HeadStart(cache_dir) as cold:  # no cache folder at all
+        lease = cold.take()
+        assert lease is not None and cold.take() is None
+        with lease:
+            assert lease.zygote.wait_ready() > 0
+    cache_dir.mkdir()
+    (cache_dir / "timings.json").write_text("{}")
+    with HeadStart(cache_dir) as timings_only:
+        assert timings_only._lease is not None
+    (cache_dir / ("0" * 64 + ".json")).write_text('{"status": "passed"}')
+    with HeadStart(cache_dir) as warm:
+        assert warm.take() is None, "a run that may be fully cached must not start torch"
+    with HeadStart(cache_dir, use_cache=False) as no_cache:
+        assert no_cache._lease is not None
+
+
+def test_an_unused_head_start_is_killed_not_waited_for(tmp_path):
+    """E.g. the bank did not load: the zygote, still importing torch, must not hold ptbank up."""
+    with HeadStart(tmp_path / "cache") as head_start:
+        proc = head_start._lease.zygote.proc
+    assert proc.returncode == -signal.SIGKILL
+
+
 def test_children_get_the_requested_thread_count(zygote):
     started, workdir = zygote
     code = ("import torch\nassert torch.get_num_threads() == 2, torch.get_num_threads()\n"
@@ -65,7 +142,7 @@ def test_children_get_the_requested_thread_count(zygote):
 
 
 def test_zygote_death_is_an_infrastructure_error(tmp_path):
-    zygote = Zygote([], tmp_path, zygote_env(tmp_path / "cache"))
+    zygote = Zygote(tmp_path, zygote_env(tmp_path / "cache"))
     zygote.proc.kill()
     zygote.proc.wait()
     with pytest.raises(VerifierError, match="zygote died"):

@@ -1,14 +1,14 @@
 """verify_bank: cached verdicts first, then every other snippet in its own forked process.
 
 Read top to bottom: select → look up the cache → check requirements → start the zygote →
-canary → run the rest heaviest first → cache what is cacheable → report in bank order.
+run the canary first and the rest heaviest first beside it (no result counts until the canary
+passed) → cache what is cacheable → report in bank order.
 When every verdict is cached, neither torch nor the zygote is started.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +17,11 @@ from ..errors import PtbankError
 from ..models import Bank, Snippet
 from .cache import ResultCache, Versions, cache_key
 from .classify import classify
+from .launch import DEFAULT_CACHE, HeadStart, ZygoteLease
 from .progress import make_progress
 from .requirements import Requirements
 from .results import SnippetResult, Status, VerifyReport
-from .runner import Finished, Job, Zygote, estimate, run_canary, run_jobs, zygote_env
-
-DEFAULT_CACHE = Path("build/cache/verify")
+from .runner import Finished, Job, estimate, run_jobs_with_canary
 
 
 @dataclass(frozen=True)
@@ -41,8 +40,11 @@ class Target:
 
 def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None = None,
                 use_cache: bool = True, cache_dir: Path = DEFAULT_CACHE,
-                progress: bool = True) -> VerifyReport:
-    """Verify the bank's snippets (or those named in `only`) and return the typed report."""
+                progress: bool = True, head_start: HeadStart | None = None) -> VerifyReport:
+    """Verify the bank's snippets (or those named in `only`) and return the typed report.
+
+    `head_start` may hold a zygote started before the bank was loaded; it is used if needed.
+    """
     began = time.perf_counter()
     versions = Versions.here()
     targets = select_targets(bank, only, versions)
@@ -56,7 +58,7 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
     todo = [t for t in targets if t.name not in results]
     view = make_progress(progress, total=len(targets), done=len(results))
     try:
-        run = _Run(cache, cache_dir, view, results)
+        run = _Run(cache, cache_dir, view, results, head_start)
         zygote_start = run.verify(todo, slots) if todo else None
     finally:
         view.close()
@@ -87,8 +89,10 @@ def select_targets(bank: Bank, only: list[str] | None, versions: Versions) -> li
 class _Run:
     """One run's uncached part: skips, the zygote, the children, the bookkeeping of results."""
 
-    def __init__(self, cache: ResultCache | None, cache_dir: Path, view, results: dict):
+    def __init__(self, cache: ResultCache | None, cache_dir: Path, view, results: dict,
+                 head_start: HeadStart | None):
         self.cache, self.cache_dir, self.view, self.results = cache, cache_dir, view, results
+        self.head_start = head_start
         self.by_job: dict[str, Target] = {}
         self.timings: dict[str, float] = {}
 
@@ -121,15 +125,11 @@ class _Run:
         preload = sorted({r for t in runnable for r in t.snippet.requires
                           if r != "cuda" and not r.startswith("gpus>=")})
         cores = len(os.sched_getaffinity(0))
-        with tempfile.TemporaryDirectory(prefix="ptbank-verify-") as tmp:
-            zygote = Zygote(preload, Path(tmp), zygote_env(self.cache_dir))
-            try:
-                started = zygote.wait_ready()
-                run_canary(zygote, Path(tmp))
-                run_jobs(zygote, jobs, slots=slots, threads=max(1, cores // slots),
-                         workdir=Path(tmp), on_finish=self._finish)
-            finally:
-                zygote.close()
+        early = self.head_start.take() if self.head_start else None
+        with early or ZygoteLease(self.cache_dir) as lease:
+            started = lease.zygote.wait_ready(preload)
+            run_jobs_with_canary(lease.zygote, jobs, slots=slots, threads=max(1, cores // slots),
+                                 workdir=lease.workdir, on_finish=self._finish)
         return started
 
     def _finish(self, done: Finished) -> None:

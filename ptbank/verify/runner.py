@@ -1,4 +1,4 @@
-"""The parent side: start the zygote, feed it snippets, enforce timeouts, collect what came back.
+"""The parent side: feed the zygote snippets, enforce timeouts, collect what came back.
 
 Scheduling is heaviest first (by last known duration), `slots` at a time. A snippet's clock starts
 when the zygote reports its pid; when it runs out, the parent asks the zygote to kill the
@@ -9,28 +9,22 @@ grandchild outlives it.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
-import select
 import signal
-import subprocess
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import ptbank
-
-from ..errors import EXIT_FAILED, PtbankError
 from ..models import Snippet
+from .launch import VerifierError, Zygote
 
 OUTPUT_CAP = 1 << 20
 """Bytes of a snippet's stdout (and of its stderr) that are kept; the rest is counted only."""
 TAIL = 8192
-READY_TIMEOUT = 300.0
-"""Seconds the zygote may take to import torch (minutes on a cold disk under load)."""
 CANARY = """\
 import torch
 torch.set_num_threads(2)
@@ -40,15 +34,11 @@ assert torch.ones(1 << 20).sum().item() == 1 << 20
 """
 """Multi-threaded ops that hang in a child if the zygote ever started its OpenMP pool."""
 CANARY_TIMEOUT = 30.0
+CANARY_ID = "canary"
+"""The canary's job id; snippets' job ids are numbers."""
 _HEAVY_HINTS = ((re.compile(r"torch\.compile|torch\._inductor"), 12.0),
                 (re.compile(r"\bspawn\b|init_process_group|num_workers\s*=\s*[1-9]"), 6.0),
                 (re.compile(r"\bonnx\b|torch\.export"), 4.0))
-
-
-class VerifierError(PtbankError):
-    """The verifier itself could not run (zygote died, canary hung): nothing can be trusted."""
-
-    exit_status = EXIT_FAILED
 
 
 @dataclass(frozen=True)
@@ -86,69 +76,6 @@ def estimate(snippet: Snippet, last_known: float | None) -> float:
         return last_known
     return max((cost for pattern, cost in _HEAVY_HINTS if pattern.search(snippet.code)),
                default=0.5)
-
-
-class Zygote:
-    """The parent's handle on `python -m ptbank.verify.zygote`."""
-
-    def __init__(self, preload: Iterable[str], workdir: Path, env: dict[str, str]):
-        self.log_path = workdir / "zygote.log"
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "ptbank.verify.zygote", *preload],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
-                start_new_session=True)  # Ctrl-C reaches ptbank, which shuts the zygote down
-        self.began = time.perf_counter()
-        self._pending = b""
-        self.ready: dict = {}
-
-    def wait_ready(self) -> float:
-        """Block until torch is imported; return the seconds it took since the start."""
-        deadline = time.monotonic() + READY_TIMEOUT
-        while time.monotonic() < deadline:
-            for event in self.events(deadline - time.monotonic()):
-                if event["event"] == "failed":
-                    raise VerifierError(f"the verifier cannot import torch: {event['error']}")
-                if event["event"] == "ready":
-                    self.ready = event
-                    return time.perf_counter() - self.began
-        raise VerifierError(f"the zygote did not import torch in {READY_TIMEOUT:g} s")
-
-    def send(self, message: dict) -> None:
-        try:
-            self.proc.stdin.write((json.dumps(message) + "\n").encode())
-            self.proc.stdin.flush()
-        except BrokenPipeError:
-            raise VerifierError(f"the zygote died{self._log_tail()}") from None
-
-    def events(self, timeout: float | None) -> list[dict]:
-        """Messages from the zygote that arrive within `timeout` seconds (None: wait for one)."""
-        fd = self.proc.stdout.fileno()
-        if not select.select([fd], [], [], None if timeout is None else max(timeout, 0))[0]:
-            return []
-        data = os.read(fd, 1 << 16)
-        if not data:
-            raise VerifierError(f"the zygote died{self._log_tail()}")
-        *lines, self._pending = (self._pending + data).split(b"\n")
-        return [json.loads(line) for line in lines]
-
-    def close(self) -> None:
-        """EOF on its stdin: the zygote kills every snippet group still alive and exits."""
-        if self.proc.stdin and not self.proc.stdin.closed:
-            try:
-                self.proc.stdin.close()
-            except BrokenPipeError:
-                pass
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc.stdout.close()
-
-    def _log_tail(self) -> str:
-        tail = self.log_path.read_text(errors="replace")[-2000:].strip()
-        return f":\n{tail}" if tail else ""
 
 
 @dataclass
@@ -214,16 +141,54 @@ class _Batch:
 
 def run_canary(zygote: Zygote, workdir: Path, timeout: float = CANARY_TIMEOUT) -> None:
     """Prove that a multi-threaded op still completes in a forked child before trusting any."""
-    job = Job("canary", Snippet(id="canary", code=CANARY, timeout=timeout))
     outcome: list[Finished] = []
-    run_jobs(zygote, [job], slots=1, threads=2, workdir=workdir, on_finish=outcome.append)
-    done = outcome[0]
+    run_jobs(zygote, [canary_job(timeout)], slots=1, threads=2, workdir=workdir,
+             on_finish=outcome.append)
+    check_canary(outcome[0])
+
+
+def run_jobs_with_canary(zygote: Zygote, jobs: list[Job], *, slots: int, threads: int,
+                         workdir: Path, on_finish: Callable[[Finished], None],
+                         canary_timeout: float = CANARY_TIMEOUT) -> None:
+    """run_jobs, with the canary started first and alongside the others (not before them).
+
+    Results are held back until the canary has passed; if it fails, none is ever handed on.
+    """
+    gate = _CanaryGate(on_finish)
+    run_jobs(zygote, [canary_job(canary_timeout), *jobs], slots=slots, threads=threads,
+             workdir=workdir, on_finish=gate)
+
+
+def canary_job(timeout: float = CANARY_TIMEOUT) -> Job:
+    return Job(CANARY_ID, Snippet(id=CANARY_ID, code=CANARY, timeout=timeout), math.inf)
+
+
+def check_canary(done: Finished) -> None:
     if done.report is None or done.report.get("outcome") != "completed":
         why = "hung" if done.timed_out else f"failed (wait status {done.status})"
         raise VerifierError(
             f"start-up canary {why}: a multi-threaded op does not complete in a forked child, "
             "so the zygote must have run an op before forking"
             + (f"\n{done.stderr_tail.strip()}" if done.stderr_tail.strip() else ""))
+
+
+class _CanaryGate:
+    """on_finish for run_jobs_with_canary: holds results until the canary has passed."""
+
+    def __init__(self, on_finish: Callable[[Finished], None]):
+        self.on_finish = on_finish
+        self.held: list[Finished] | None = []  # None once the canary has passed
+
+    def __call__(self, done: Finished) -> None:
+        if done.job.id == CANARY_ID:
+            check_canary(done)
+            held, self.held = self.held, None
+            for earlier in held:
+                self.on_finish(earlier)
+        elif self.held is None:
+            self.on_finish(done)
+        else:
+            self.held.append(done)
 
 
 def _kill_group(pgid: int) -> None:
@@ -281,13 +246,3 @@ def _address_space_limit(snippet) -> int | None:
     """
     needs_gpu = any(r == "cuda" or r.startswith("gpus>=") for r in snippet.requires)
     return None if needs_gpu else snippet.memory_mb
-
-
-def zygote_env(cache_dir: Path) -> dict[str, str]:
-    """The zygote's environment: ptbank importable, a fixed hash seed, a lasting inductor cache."""
-    env = dict(os.environ)
-    package_root = str(Path(ptbank.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-    env.setdefault("PYTHONHASHSEED", "0")
-    env.setdefault("TORCHINDUCTOR_CACHE_DIR", str((cache_dir.parent / "inductor").resolve()))
-    return env

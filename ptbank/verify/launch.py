@@ -1,0 +1,174 @@
+"""Starting, talking to and stopping the zygote process; and starting it early when that pays.
+
+This module stays light (no pydantic, no torch): `ptbank verify` imports it first, so that on a
+cold cache the zygote can begin its second of importing torch while ptbank itself is still
+importing its models and reading the bank.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import ptbank
+
+from ..errors import EXIT_FAILED, PtbankError
+
+DEFAULT_CACHE = Path("build/cache/verify")
+READY_TIMEOUT = 300.0
+"""Seconds the zygote may take to import torch (minutes on a cold disk under load)."""
+
+
+class VerifierError(PtbankError):
+    """The verifier itself could not run (zygote died, canary hung): nothing can be trusted."""
+
+    exit_status = EXIT_FAILED
+
+
+class Zygote:
+    """The parent's handle on `python -m ptbank.verify.zygote`.
+
+    The process starts importing torch at once; `wait_ready` names the extra modules it should
+    import too and waits until it has. `workdir` holds its log and the snippets' folders.
+    """
+
+    def __init__(self, workdir: Path, env: dict[str, str]):
+        self.workdir = workdir
+        self.log_path = workdir / "zygote.log"
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "ptbank.verify.zygote"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+                start_new_session=True)  # Ctrl-C reaches ptbank, which shuts the zygote down
+        self.began = time.perf_counter()
+        self._pending = b""
+        self.ready: dict = {}
+
+    def wait_ready(self, preload: Iterable[str] = ()) -> float:
+        """Have `preload` imported too, block until ready; return the seconds since the start."""
+        self.send({"op": "preload", "modules": sorted(set(preload))})
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            for event in self.events(deadline - time.monotonic()):
+                if event["event"] == "failed":
+                    raise VerifierError(f"the verifier cannot import torch: {event['error']}")
+                if event["event"] == "ready":
+                    self.ready = event
+                    return time.perf_counter() - self.began
+        raise VerifierError(f"the zygote did not import torch in {READY_TIMEOUT:g} s")
+
+    def send(self, message: dict) -> None:
+        try:
+            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise VerifierError(f"the zygote died{self._log_tail()}") from None
+
+    def events(self, timeout: float | None) -> list[dict]:
+        """Messages from the zygote that arrive within `timeout` seconds (None: wait for one)."""
+        fd = self.proc.stdout.fileno()
+        if not select.select([fd], [], [], None if timeout is None else max(timeout, 0))[0]:
+            return []
+        data = os.read(fd, 1 << 16)
+        if not data:
+            raise VerifierError(f"the zygote died{self._log_tail()}")
+        *lines, self._pending = (self._pending + data).split(b"\n")
+        return [json.loads(line) for line in lines]
+
+    def close(self) -> None:
+        """EOF on its stdin: the zygote kills every snippet group still alive and exits.
+
+        A zygote that never became ready has no children yet and may still be importing torch
+        for seconds: it is killed instead of waited for.
+        """
+        if not self.ready:
+            self.proc.kill()
+        if self.proc.stdin and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+
+    def _log_tail(self) -> str:
+        tail = self.log_path.read_text(errors="replace")[-2000:].strip()
+        return f":\n{tail}" if tail else ""
+
+
+class ZygoteLease:
+    """A zygote with its own temporary folder; closing it stops the one and removes the other."""
+
+    def __init__(self, cache_dir: Path):
+        self._tmp = tempfile.TemporaryDirectory(prefix="ptbank-verify-")
+        self.workdir = Path(self._tmp.name)
+        self.zygote = Zygote(self.workdir, zygote_env(cache_dir))
+
+    def close(self) -> None:
+        try:
+            self.zygote.close()
+        finally:
+            self._tmp.cleanup()
+
+    def __enter__(self) -> ZygoteLease:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+class HeadStart:
+    """Start the zygote before the bank is even loaded, when the run is sure to need it.
+
+    With no verdict in the cache (a fresh clone, CI, `--no-cache`) every snippet will run, so
+    torch's import can overlap ptbank's own start-up and the reading of the bank. Otherwise
+    nothing starts here: a cached run must not import torch at all. Use it as a context
+    manager around loading and verifying; a zygote that verify_bank did not take is stopped
+    on exit.
+    """
+
+    def __init__(self, cache_dir: Path = DEFAULT_CACHE, *, use_cache: bool = True):
+        cold = not use_cache or not _holds_verdicts(cache_dir)
+        self._lease = ZygoteLease(cache_dir) if cold else None
+
+    def take(self) -> ZygoteLease | None:
+        """The early zygote, now the caller's to close; None when none was started."""
+        lease, self._lease = self._lease, None
+        return lease
+
+    def __enter__(self) -> HeadStart:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._lease is not None:
+            self._lease.close()
+
+
+def _holds_verdicts(cache_dir: Path) -> bool:
+    """Whether the cache has any verdict file (timings.json alone is not one)."""
+    try:
+        with os.scandir(cache_dir) as entries:
+            return any(e.name.endswith(".json") and e.name != "timings.json" for e in entries)
+    except OSError:
+        return False
+
+
+def zygote_env(cache_dir: Path) -> dict[str, str]:
+    """The zygote's environment: ptbank importable, a fixed hash seed, a lasting inductor cache."""
+    env = dict(os.environ)
+    package_root = str(Path(ptbank.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    env.setdefault("PYTHONHASHSEED", "0")
+    env.setdefault("TORCHINDUCTOR_CACHE_DIR", str((cache_dir.parent / "inductor").resolve()))
+    return env
