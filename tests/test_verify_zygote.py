@@ -15,7 +15,7 @@ import pytest
 from ptbank.models import Snippet
 from ptbank.verify.launch import HeadStart, VerifierError, Zygote, zygote_env
 from ptbank.verify.runner import (Finished, Job, estimate, run_canary, run_jobs,
-                                  run_jobs_with_canary)
+                                  run_jobs_with_canary, shared_imports)
 
 
 def start_zygote(workdir: Path, preload=(), env=None) -> Zygote:
@@ -212,6 +212,24 @@ def test_estimate_prefers_the_last_known_duration():
     plain = Snippet(id="p", code="import torch\n")
     assert estimate(compiled, None) > estimate(plain, None)
     assert estimate(compiled, 0.25) == 0.25
+
+
+def test_heavy_lazy_modules_are_preloaded_only_for_two_users_or_more():
+    compiled = Snippet(id="c", code="import torch\nf = torch.compile(lambda x: x)\n")
+    exported = Snippet(id="e", code="import torch\nep = torch.export.export(m, (x,))\n")
+    plain = Snippet(id="p", code="import torch\n")
+    assert shared_imports([compiled, plain, exported]) == []
+    assert shared_imports([compiled, compiled, exported]) == ["torch._inductor.compile_fx"]
+
+
+def test_a_zygote_with_inductor_preloaded_still_forks_safely(tmp_path):
+    """Importing inductor must start no thread pool or compile workers before the forks."""
+    zygote = start_zygote(tmp_path, ["torch._inductor.compile_fx"])
+    try:
+        assert zygote.ready["failed"] == {}
+        run_canary(zygote, tmp_path)
+    finally:
+        zygote.close()
 
 
 def test_preloading_never_asks_cuda_anything():

@@ -21,7 +21,7 @@ from .launch import DEFAULT_CACHE, HeadStart, ZygoteLease
 from .progress import make_progress
 from .requirements import Requirements
 from .results import SnippetResult, Status, VerifyReport
-from .runner import Finished, Job, estimate, run_jobs_with_canary
+from .runner import Finished, Job, estimate, run_jobs_with_canary, shared_imports
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,9 @@ class _Run:
             self.by_job[str(number)] = target
             jobs.append(Job(str(number), target.snippet,
                             estimate(target.snippet, last.get(target.name))))
-        preload = sorted({r for t in runnable for r in t.snippet.requires
-                          if r != "cuda" and not r.startswith("gpus>=")})
+        preload = {r for t in runnable for r in t.snippet.requires
+                   if r != "cuda" and not r.startswith("gpus>=")}
+        preload.update(shared_imports(t.snippet for t in runnable))
         cores = len(os.sched_getaffinity(0))
         early = self.head_start.take() if self.head_start else None
         with early or ZygoteLease(self.cache_dir) as lease:
