@@ -92,7 +92,7 @@ def test_content_is_data_not_markup(built: Path):
     pdf = pdf_text(built / "ptbank-all-zh.pdf")
     assert '<script>alert("zh")</script>' in pdf and "{{ secret }}" in pdf
     from ptbank.render.html import markdown_to_html_body
-    html = markdown_to_html_body(md)
+    html = markdown_to_html_body(md, "zh")
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
@@ -100,7 +100,7 @@ def test_cjk_emphasis_is_bold_everywhere(built: Path):
     md = (built / "ptbank-all-zh.md").read_text("utf-8")
     assert "**注意**：后面" in md
     from ptbank.render.html import markdown_to_html_body
-    assert "<strong>注意</strong>：后面" in markdown_to_html_body(md)
+    assert "<strong>注意</strong>：后面" in markdown_to_html_body(md, "zh")
     document = open_docx(built / "ptbank-all-zh.docx")
     runs = [r for p in document.paragraphs for r in p.runs if r.text == "注意"]
     assert runs and all(r.bold for r in runs)
@@ -124,6 +124,53 @@ def test_pdf_stamp_toc_fonts_and_pages(built: Path):
              for font in [font.get_object()["/BaseFont"]]}
     assert any("NotoSansCJK" in f.replace("-", "") and "Bold" in f for f in fonts), fonts
     assert any(re.search(r"NotoSansCJK\w*SC$", f.replace("-", "")) for f in fonts), fonts
+
+
+@pytest.fixture(scope="module")
+def answer_spaces(tmp_path_factory) -> Path:
+    """Four 10-minute questions: their boxes cannot all fit whole where their questions end."""
+    out = tmp_path_factory.mktemp("answer-space")
+    result = ptbank("build", "--content", str(FIXTURES / "render-answer-space"), "--format",
+                    "all", "--level", "all", "--lang", "zh", "--no-answers", "--draft",
+                    "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_answer_space_is_ruled_by_minutes_within_bounds():
+    from ptbank.render.html import markdown_to_html_body
+
+    def lines(minutes: int) -> int:
+        md = f"### Q\n\n*meta*\n\nText.\n\n<!-- ptbank:answer-space {minutes} -->\n"
+        return markdown_to_html_body(md, "en").count('class="line"')
+
+    assert (lines(1), lines(4), lines(10), lines(60)) == (3, 8, 20, 20)
+
+
+def test_a_question_is_never_left_at_a_page_foot_without_its_answer_space(answer_spaces: Path):
+    """The box may run on to the next page, but its first lines share the question's page."""
+    pages = pdf_text(answer_spaces / "ptbank-all-zh.pdf").split("\f")[:-1]
+    for number in range(1, 5):
+        heading = re.compile(rf"^1\.{number} 长作答第 {number} 题$", re.M)
+        page = next(text for text in pages if heading.search(text))
+        rest_of_question = re.split(r"^1\.\d 长作答第", heading.split(page, 1)[1], 1, re.M)[0]
+        assert "作答区" in rest_of_question, f"1.{number}: its box starts on a later page"
+    # each box is 16 cm: a page with two questions means the second box ran on to the next page
+    assert any(len(re.findall(r"^1\.\d 长作答第", page, re.M)) == 2 for page in pages)
+
+
+def test_docx_answer_space_is_ruled_rows_kept_with_the_question(answer_spaces: Path):
+    document = open_docx(answer_spaces / "ptbank-all-zh.docx")
+    box = document.tables[0]
+    assert len(box.rows) == 20 and box.rows[0].cells[0].text == "作答区"
+    keep = [row.cells[0].paragraphs[0].paragraph_format.keep_with_next for row in box.rows]
+    assert keep[:2] == [True, True] and not any(keep[2:])
+    body = list(document.paragraphs)
+    heading = next(i for i, p in enumerate(body)
+                   if p.text == "1.1 长作答第 1 题" and p.style.name == "Heading 3")
+    question = body[heading:heading + 4]  # heading, meta line, two paragraphs of question
+    assert question[-1].text.startswith("再说明")
+    assert all(p.paragraph_format.keep_with_next for p in question)
 
 
 def test_long_code_lines_wrap_not_cut(built: Path):

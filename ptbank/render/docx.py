@@ -17,6 +17,7 @@ from docx.enum.text import WD_BREAK
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 from docx.shared import Cm, Pt, RGBColor
+from docx.text.paragraph import Paragraph
 from markdown_it.token import Token
 from pygments import lex
 from pygments.lexers import get_lexer_by_name
@@ -27,7 +28,8 @@ from . import docx_styles as S
 from .document import Document
 from .html import PYGMENTS_STYLE
 from .labels import LABELS, label, page_label_parts
-from .mdparse import ANSWER_SPACE, answer_space_cm, is_task_checkbox, parse, top_level_blocks
+from .mdparse import (ANSWER_LINE_CM, ANSWER_LINES_KEPT, ANSWER_SPACE, answer_space_lines,
+                      is_task_checkbox, parse, top_level_blocks)
 from .text import inline_text, softbreak_joiner
 
 CHECKBOX = "☐ "
@@ -61,6 +63,7 @@ class _Writer:
         self.contents_titles = {LABELS[lang]["contents"] for lang in LABELS}
         self.next_list_is_toc = False
         self.topic_headings = 0
+        self.question_heading: Paragraph | None = None
 
     def write(self, tokens: list[Token]) -> None:
         blocks = top_level_blocks(tokens)
@@ -104,6 +107,7 @@ class _Writer:
             self.part_style = self.parts.get(inline.content, S.BODY)
         style = S.HEADINGS[level]
         paragraph = self.document.add_paragraph(style=style)
+        self.question_heading = paragraph if level == 3 else None
         if self.next_list_is_toc:
             paragraph.paragraph_format.page_break_before = True
         elif level == 2 and self.doc.kind == "sheet":
@@ -165,6 +169,7 @@ class _Writer:
         """A real TOC field (Word fills in page numbers) whose cached text lists the entries."""
         self.next_list_is_toc = False
         self.topic_headings = 0
+        self.question_heading: Paragraph | None = None
         entries = [(t.level, t.content) for t in block if t.type == "inline"]
         paragraphs = []
         for level, text in entries:
@@ -214,15 +219,29 @@ class _Writer:
         _fit_columns(table, rows)
 
     def _answer_space(self, minutes: int) -> None:
-        table = self.document.add_table(rows=1, cols=1)
-        table.style = "Table Grid"
-        row = table.rows[0]
-        row.height = Cm(answer_space_cm(minutes))
-        row.height_rule = WD_ROW_HEIGHT_RULE.AT_LEAST
-        cell = row.cells[0].paragraphs[0]
-        cell.style = self.document.styles[S.ANSWER_SPACE]
-        cell.add_run(label(self.doc.langs[-1], "write_here"))
+        """Ruled rows in a box. The question and the first rows keep together; the rest may run
+        on to the next page (an empty one-row box would move whole and strand the question)."""
+        self._keep_question_with_next()
+        table = self.document.add_table(rows=answer_space_lines(minutes), cols=1)
+        _ruled_box(table)
+        for number, row in enumerate(table.rows):
+            row.height = Cm(ANSWER_LINE_CM)
+            row.height_rule = WD_ROW_HEIGHT_RULE.EXACTLY
+            paragraph = row.cells[0].paragraphs[0]
+            paragraph.style = self.document.styles[S.ANSWER_SPACE]
+            paragraph.paragraph_format.keep_with_next = number < ANSWER_LINES_KEPT - 1
+        table.rows[0].cells[0].paragraphs[0].add_run(label(self.doc.langs[-1], "write_here"))
         self.document.add_paragraph()
+
+    def _keep_question_with_next(self) -> None:
+        """Keep every paragraph from the question's heading on with what follows."""
+        if self.question_heading is None:
+            return
+        heading = self.question_heading._p
+        for element in (heading, *heading.itersiblings()):
+            paragraphs = [element] if element.tag == qn("w:p") else element.iter(qn("w:p"))
+            for p in paragraphs:
+                Paragraph(p, self.question_heading._parent).paragraph_format.keep_with_next = True
 
     def _inline(self, paragraph, children: list[Token] | None) -> None:
         bold = italic = strike = False
@@ -264,6 +283,20 @@ def _fit_columns(table, rows: list[list[Token]]) -> None:
         column.width = width  # the grid, which LibreOffice reads
         for cell in column.cells:  # the cells, which Word reads
             cell.width = width
+
+
+def _ruled_box(table) -> None:
+    """A grey box with light lines between its rows and none between columns."""
+    borders = OxmlElement("w:tblBorders")
+    for edge, size, color in (("top", 5, "999999"), ("left", 5, "999999"),
+                              ("bottom", 5, "999999"), ("right", 5, "999999"),
+                              ("insideH", 3, "DCDCDC")):
+        line = OxmlElement(f"w:{edge}")
+        for key, value in (("val", "single"), ("sz", str(size)), ("space", "0"),
+                           ("color", color)):
+            line.set(qn(f"w:{key}"), value)
+        borders.append(line)
+    table._tbl.tblPr.append(borders)
 
 
 def _is_bilingual_title(inline: Token) -> bool:

@@ -18,9 +18,10 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from .document import Document
-from .labels import page_label_parts
+from .labels import label, page_label_parts
 from .markdown import TEMPLATES
-from .mdparse import answer_space_cm, parse, parser, top_level_blocks
+from .mdparse import (ANSWER_LINES_KEPT, ANSWER_SPACE, answer_space_lines, parse, parser,
+                      top_level_blocks)
 from .text import github_slug, softbreak_joiner
 
 PYGMENTS_STYLE = "default"
@@ -67,19 +68,25 @@ class _PrintRenderer(RendererHTML):
         return softbreak_joiner(before, after)
 
     def ptbank_answer_space(self, tokens, idx, options, env) -> str:
-        height = answer_space_cm(tokens[idx].meta["minutes"])
-        return f'<div class="answer-space" style="height: {height:.1f}cm"></div>\n'
+        """A box of ruled lines; the first few are kept with the question (see print.css)."""
+        lines = answer_space_lines(tokens[idx].meta["minutes"])
+        line = '<div class="line"></div>'
+        caption = f'<div class="line"><span class="caption">{escape(env["write_here"])}</span></div>'
+        kept = caption + line * (ANSWER_LINES_KEPT - 1)
+        rest = line * (lines - ANSWER_LINES_KEPT)
+        return f'<div class="answer-space"><div class="kept">{kept}</div>{rest}</div>\n'
 
 
-def markdown_to_html_body(markdown: str) -> str:
+def markdown_to_html_body(markdown: str, lang: str) -> str:
     """Body HTML with each question (from its h3 to the next h2/h3) in a <section>.
 
     The heading, the meta line and the first paragraph sit in one unbreakable block so that a
-    question never starts at the bottom of a page.
+    question never starts at the bottom of a page; where room to write follows (questions-only
+    editions), the whole question text does, and the room's first lines stay with it.
     """
     tokens = parse(markdown)
     renderer = _renderer()
-    env: dict = {}
+    env: dict = {"write_here": label(lang, "write_here")}
     out: list[str] = []
     in_question = False
     blocks = top_level_blocks(tokens)
@@ -92,7 +99,7 @@ def markdown_to_html_body(markdown: str) -> str:
                 out.append("</section>\n")
                 in_question = False
             if head.tag == "h3":
-                keep = blocks[i:i + 3]
+                keep = blocks[i:_end_of_question_text(blocks, i)]
                 out.append('<section class="question"><div class="keep">\n')
                 out.extend(renderer.render(b, parser().options, env) for b in keep)
                 out.append("</div>\n")
@@ -104,6 +111,17 @@ def markdown_to_html_body(markdown: str) -> str:
     if in_question:
         out.append("</section>\n")
     return "".join(out)
+
+
+def _end_of_question_text(blocks: list[list], start: int) -> int:
+    """Index of the answer space after the h3 at `start`; else just past its first paragraph."""
+    for end in range(start + 1, len(blocks)):
+        kind = blocks[end][0].type
+        if kind == ANSWER_SPACE:
+            return end
+        if kind == "heading_open":
+            break
+    return min(start + 3, len(blocks))
 
 
 @lru_cache(maxsize=1)
@@ -143,5 +161,5 @@ def render_html(markdown: str, doc: Document) -> str:
         lang="zh-CN" if doc.langs[0] == "zh" else "en",
         css=css,
         pygments_css=pygments_css,
-        body=Markup(markdown_to_html_body(markdown)),
+        body=Markup(markdown_to_html_body(markdown, doc.langs[-1])),
     )

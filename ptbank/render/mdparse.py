@@ -17,8 +17,13 @@ from markdown_it.token import Token
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 ANSWER_SPACE = "ptbank_answer_space"
-_CM_PER_MINUTE = 1.6
-_MAX_CM = 16.0
+ANSWER_LINE_CM = 0.8
+"""Ruled lines in the room to write are this far apart, in every format."""
+ANSWER_LINES_KEPT = 3
+"""Lines that always share a page with their question; the rest may run on to the next page,
+so that a long box never leaves its question alone at the foot of a page."""
+_LINES_PER_MINUTE = 2
+_MAX_LINES = 20
 _DIRECTIVE = re.compile(r"^<!-- ptbank:answer-space (\d+) -->$")
 
 
@@ -35,9 +40,9 @@ def _answer_space(state: StateBlock, start: int, end: int, silent: bool) -> bool
     return True
 
 
-def answer_space_cm(minutes: int) -> float:
-    """Height of the room to write for an N-minute question, the same in every format."""
-    return min(_MAX_CM, _CM_PER_MINUTE * minutes)
+def answer_space_lines(minutes: int) -> int:
+    """Ruled lines of room to write for an N-minute question, the same in every format."""
+    return max(ANSWER_LINES_KEPT, min(_MAX_LINES, _LINES_PER_MINUTE * minutes))
 
 
 @lru_cache(maxsize=1)
