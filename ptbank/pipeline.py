@@ -12,7 +12,6 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
-from pathlib import Path
 
 from rich.console import Console
 from rich.progress import Progress, TextColumn

@@ -12,7 +12,6 @@ import hashlib
 import random
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
 
 from .artifacts import FORMATS, Artifact
 from .errors import PtbankError

@@ -92,7 +92,7 @@ def test_content_is_data_not_markup(built: Path):
     pdf = pdf_text(built / "ptbank-all-zh.pdf")
     assert '<script>alert("zh")</script>' in pdf and "{{ secret }}" in pdf
     from ptbank.render.html import markdown_to_html_body
-    html = markdown_to_html_body(md, "zh")
+    html = markdown_to_html_body(md, ["zh"])
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
@@ -100,7 +100,7 @@ def test_cjk_emphasis_is_bold_everywhere(built: Path):
     md = (built / "ptbank-all-zh.md").read_text("utf-8")
     assert "**注意**：后面" in md
     from ptbank.render.html import markdown_to_html_body
-    assert "<strong>注意</strong>：后面" in markdown_to_html_body(md, "zh")
+    assert "<strong>注意</strong>：后面" in markdown_to_html_body(md, ["zh"])
     document = open_docx(built / "ptbank-all-zh.docx")
     runs = [r for p in document.paragraphs for r in p.runs if r.text == "注意"]
     assert runs and all(r.bold for r in runs)
@@ -142,9 +142,11 @@ def test_answer_space_is_ruled_by_minutes_within_bounds():
 
     def lines(minutes: int) -> int:
         md = f"### Q\n\n*meta*\n\nText.\n\n<!-- ptbank:answer-space {minutes} -->\n"
-        return markdown_to_html_body(md, "en").count('class="line"')
+        return markdown_to_html_body(md, ["en"]).count('class="line"')
 
     assert (lines(1), lines(4), lines(10), lines(60)) == (3, 8, 20, 20)
+    bilingual = markdown_to_html_body("<!-- ptbank:answer-space 2 -->\n", ["zh", "en"])
+    assert "作答区 / Answer space" in bilingual
 
 
 def test_a_question_is_never_left_at_a_page_foot_without_its_answer_space(answer_spaces: Path):

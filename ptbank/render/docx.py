@@ -27,7 +27,7 @@ from pygments.util import ClassNotFound
 from . import docx_styles as S
 from .document import Document
 from .html import PYGMENTS_STYLE
-from .labels import LABELS, label, page_label_parts
+from .labels import LABELS, label_in, page_label_parts
 from .mdparse import (ANSWER_LINE_CM, ANSWER_LINES_KEPT, ANSWER_SPACE, answer_space_lines,
                       is_task_checkbox, parse, top_level_blocks)
 from .text import inline_text, softbreak_joiner
@@ -230,7 +230,7 @@ class _Writer:
             paragraph = row.cells[0].paragraphs[0]
             paragraph.style = self.document.styles[S.ANSWER_SPACE]
             paragraph.paragraph_format.keep_with_next = number < ANSWER_LINES_KEPT - 1
-        table.rows[0].cells[0].paragraphs[0].add_run(label(self.doc.langs[-1], "write_here"))
+        table.rows[0].cells[0].paragraphs[0].add_run(label_in(self.doc.langs, "write_here"))
         self.document.add_paragraph()
 
     def _keep_question_with_next(self) -> None:

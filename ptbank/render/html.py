@@ -18,7 +18,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from .document import Document
-from .labels import label, page_label_parts
+from .labels import label_in, page_label_parts
 from .markdown import TEMPLATES
 from .mdparse import (ANSWER_LINES_KEPT, ANSWER_SPACE, answer_space_lines, parse, parser,
                       top_level_blocks)
@@ -77,7 +77,7 @@ class _PrintRenderer(RendererHTML):
         return f'<div class="answer-space"><div class="kept">{kept}</div>{rest}</div>\n'
 
 
-def markdown_to_html_body(markdown: str, lang: str) -> str:
+def markdown_to_html_body(markdown: str, langs: tuple[str, ...] | list[str]) -> str:
     """Body HTML with each question (from its h3 to the next h2/h3) in a <section>.
 
     The heading, the meta line and the first paragraph sit in one unbreakable block so that a
@@ -86,7 +86,7 @@ def markdown_to_html_body(markdown: str, lang: str) -> str:
     """
     tokens = parse(markdown)
     renderer = _renderer()
-    env: dict = {"write_here": label(lang, "write_here")}
+    env: dict = {"write_here": label_in(langs, "write_here")}
     out: list[str] = []
     in_question = False
     blocks = top_level_blocks(tokens)
@@ -161,5 +161,5 @@ def render_html(markdown: str, doc: Document) -> str:
         lang="zh-CN" if doc.langs[0] == "zh" else "en",
         css=css,
         pygments_css=pygments_css,
-        body=Markup(markdown_to_html_body(markdown, doc.langs[-1])),
+        body=Markup(markdown_to_html_body(markdown, doc.langs)),
     )

@@ -104,6 +104,11 @@ def label(lang: str, key: str, **values: object) -> str:
     return LABELS[lang][key].format(**values)
 
 
+def label_in(langs: tuple[str, ...] | list[str], key: str) -> str:
+    """The label in each of a document's languages: "作答区 / Answer space" when bilingual."""
+    return " / ".join(label(lang, key) for lang in langs)
+
+
 def page_label_parts(lang: str) -> tuple[str, str, str]:
     """"Page {page} of {pages}" → the literal text before, between and after the two numbers,
     for formats that fill the numbers in themselves (CSS counters, Word fields)."""
