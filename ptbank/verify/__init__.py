@@ -13,7 +13,7 @@ torch.
 import importlib
 
 _EXPORTS = {"verify_bank": ".core", "SnippetResult": ".results", "Status": ".results",
-            "VerifyReport": ".results", "VerifierError": ".runner"}
+            "VerifyReport": ".results", "VerifierError": ".launch"}
 
 __all__ = sorted(_EXPORTS)
 

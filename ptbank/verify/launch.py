@@ -36,11 +36,10 @@ class Zygote:
     """The parent's handle on `python -m ptbank.verify.zygote`.
 
     The process starts importing torch at once; `wait_ready` names the extra modules it should
-    import too and waits until it has. `workdir` holds its log and the snippets' folders.
+    import too and waits until it has. Its stderr goes to `workdir`/zygote.log.
     """
 
     def __init__(self, workdir: Path, env: dict[str, str]):
-        self.workdir = workdir
         self.log_path = workdir / "zygote.log"
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
