@@ -1,7 +1,7 @@
 """Benchmark: ptbank verify against the usual ways of running documentation snippets.
 
-Runs the same snippets (default: tests/fixtures/verify-bench, 22 realistic ones) four ways and
-prints the times side by side:
+Runs the same snippets (default: tests/fixtures/verify-bench, 24 small realistic ones) four
+ways and prints the times side by side:
 
 - ptbank verify, cold (a fresh cache) and cached, each as a CLI subprocess (CLI start included);
 - pytest-codeblocks: the snippets as ```python blocks in a Markdown file, `pytest --codeblocks`
