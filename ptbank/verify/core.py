@@ -2,7 +2,8 @@
 
 Read top to bottom: select → look up the cache → check requirements → start the zygote →
 run the canary first and the rest heaviest first beside it (no result counts until the canary
-passed) → cache what is cacheable → report in bank order.
+passed) → run once more what errored or crashed → cache what is cacheable → report in bank
+order.
 When every verdict is cached, neither torch nor the zygote is started.
 """
 
@@ -20,8 +21,8 @@ from .classify import classify
 from .launch import DEFAULT_CACHE, HeadStart, ZygoteLease
 from .progress import make_progress
 from .requirements import Requirements
-from .results import SnippetResult, Status, VerifyReport
-from .runner import Finished, Job, estimate, run_jobs_with_canary, shared_imports
+from .results import RETRIED, SnippetResult, Status, VerifyReport
+from .runner import Finished, Job, estimate, run_jobs, run_jobs_with_canary, shared_imports
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,9 @@ class _Run:
         self.head_start = head_start
         self.by_job: dict[str, Target] = {}
         self.timings: dict[str, float] = {}
+        self.first_attempts: dict[str, str] = {}
+        """Target name → how its first run ended, for those that run again."""
+        self.again: list[Job] = []
 
     def verify(self, todo: list[Target], slots: int) -> float | None:
         """Run what can run here; return the zygote's start-up seconds (None if not started)."""
@@ -127,18 +131,30 @@ class _Run:
         preload.update(shared_imports(t.snippet for t in runnable))
         cores = len(os.sched_getaffinity(0))
         early = self.head_start.take() if self.head_start else None
+        threads = max(1, cores // slots)
         with early or ZygoteLease(self.cache_dir) as lease:
             started = lease.zygote.wait_ready(preload)
-            run_jobs_with_canary(lease.zygote, jobs, slots=slots, threads=max(1, cores // slots),
+            run_jobs_with_canary(lease.zygote, jobs, slots=slots, threads=threads,
                                  workdir=lease.workdir, on_finish=self._finish)
+            if self.again:
+                run_jobs(lease.zygote, self.again, slots=slots, threads=threads,
+                         workdir=lease.workdir, on_finish=self._finish)
         return started
 
     def _finish(self, done: Finished) -> None:
         target = self.by_job[done.job.id]
         status, reason, warnings = classify(target.snippet, done)
         self.timings[target.name] = done.duration
+        if status in RETRIED and target.name not in self.first_attempts:
+            first_line = reason.splitlines()[0] if reason else ""
+            self.first_attempts[target.name] = f"{status.value}: {first_line}"
+            again = Job(f"{done.job.id}-again", target.snippet, done.duration)
+            self.by_job[again.id] = target
+            self.again.append(again)
+            return
         result = SnippetResult(target.question_id, target.snippet.id, status, done.duration,
-                               reason, warnings, where=target.where)
+                               reason, warnings, where=target.where,
+                               first_attempt=self.first_attempts.get(target.name, ""))
         if self.cache:
             self.cache.put(target.key, result)
         self._record(target, result)

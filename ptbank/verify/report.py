@@ -27,6 +27,9 @@ def summary_line(report: VerifyReport) -> str:
     if counts["skipped"]:
         tags = {skip_tag(r.reason) for r in report.results if r.status is Status.skipped}
         parts.append(f"{counts['skipped']} skipped ({', '.join(sorted(tags))})")
+    second = sum(r.status is Status.passed and bool(r.first_attempt) for r in report.results)
+    if second:
+        parts[0] += f" ({second} on a second run)"
     cached = sum(r.cached for r in report.results)
     from_cache = f", {cached} from cache" if cached else ""
     return (f"ptbank: {', '.join(parts)} in {report.elapsed:.1f} s, "
@@ -50,9 +53,13 @@ def print_report(report: VerifyReport, console) -> None:
         table.add_column("why", overflow="fold", ratio=3)
         for result in not_passed:
             verdict = result.status.value + ("\n(cached)" if result.cached else "")
-            table.add_row(Text(f"{result.name}\n{result.where}"),
-                          Text(verdict, style=_VERDICT_STYLE.get(result.status, "")),
-                          Text(result.reason))
+            why = result.reason
+            if result.first_attempt:
+                verdict += "\n(2nd run)"
+                why = "\n".join(filter(None, [why, f"first run: {result.first_attempt}"]))
+            style = _VERDICT_STYLE.get(result.status, "yellow" if result.first_attempt else "")
+            table.add_row(Text(f"{result.name}\n{result.where}"), Text(verdict, style=style),
+                          Text(why))
         console.print(table)
     console.print(Text(summary_line(report), style="bold" if report.ok else "bold red"))
 
@@ -70,7 +77,8 @@ def to_json(report: VerifyReport) -> str:
         "results": [
             {"question_id": r.question_id, "snippet_id": r.snippet_id, "where": r.where,
              "status": r.status.value, "duration": round(r.duration, 3), "reason": r.reason,
-             "warnings": list(r.warnings), "cached": r.cached}
+             "warnings": list(r.warnings), "cached": r.cached,
+             "first_attempt": r.first_attempt}
             for r in report.results
         ],
     }
@@ -102,8 +110,9 @@ def to_junit(report: VerifyReport) -> str:
         elif r.status.is_problem:
             outcome = ET.SubElement(case, "error", {"message": first, "type": r.status.value})
             outcome.text = _xml(r.reason)
-        if r.warnings:
-            ET.SubElement(case, "system-out").text = _xml("\n".join(r.warnings))
+        notes = list(r.warnings) + ([f"first run: {r.first_attempt}"] if r.first_attempt else [])
+        if notes:
+            ET.SubElement(case, "system-out").text = _xml("\n".join(notes))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 

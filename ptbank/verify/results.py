@@ -33,6 +33,14 @@ class Status(str, Enum):
         return self not in (Status.passed, Status.skipped)
 
 
+RETRIED = frozenset({Status.error, Status.crashed})
+"""Verdicts that earn a snippet one more run, in the same verification.
+
+Multi-process snippets meet torch's own teardown races: a 2-process gloo DDP snippet that had
+done all its work aborted at exit ("terminate called without an active exception") in 4 of 96
+runs on a loaded 2-core machine. A wrong claim (failed) or a timeout is never retried, and a
+result that needed the second run says so in every view of the report."""
+
 CACHEABLE = frozenset({Status.passed, Status.failed})
 """Verdicts that depend only on the code and the versions in the cache key.
 
@@ -59,6 +67,8 @@ class SnippetResult:
     """True when the verdict was read from the cache instead of running the snippet."""
     where: str = ""
     """`path:line` of the snippet in its question file."""
+    first_attempt: str = ""
+    """When the verdict is from a second run: how the first ended ("error: ..."), else empty."""
 
     @property
     def name(self) -> str:
@@ -107,5 +117,6 @@ class VerifyReport:
 
     @property
     def not_passed(self) -> tuple[SnippetResult, ...]:
-        """Every result the table shows: problems and skips."""
-        return tuple(r for r in self.results if r.status is not Status.passed)
+        """Every result the table shows: problems, skips, and passes that needed a second run."""
+        return tuple(r for r in self.results
+                     if r.status is not Status.passed or r.first_attempt)
