@@ -141,6 +141,21 @@ def test_children_get_the_requested_thread_count(zygote):
                               "stderr_bytes": 0}
 
 
+def test_a_torch_that_does_not_import_is_named_as_the_cause(tmp_path):
+    shadow = tmp_path / "shadow"
+    (shadow / "torch").mkdir(parents=True)
+    (shadow / "torch" / "__init__.py").write_text("raise ImportError('broken torch build')\n")
+    env = zygote_env(tmp_path / "cache")
+    env["PYTHONPATH"] = f"{shadow}{os.pathsep}{env['PYTHONPATH']}"
+    zygote = Zygote(tmp_path, env)
+    zygote.proc.wait(60)  # as with a head start: it has given up before anything was asked
+    try:
+        with pytest.raises(VerifierError, match="cannot import torch: ImportError: broken torch"):
+            zygote.wait_ready()
+    finally:
+        zygote.close()
+
+
 def test_zygote_death_is_an_infrastructure_error(tmp_path):
     zygote = Zygote(tmp_path, zygote_env(tmp_path / "cache"))
     zygote.proc.kill()

@@ -52,7 +52,10 @@ class Zygote:
 
     def wait_ready(self, preload: Iterable[str] = ()) -> float:
         """Have `preload` imported too, block until ready; return the seconds since the start."""
-        self.send({"op": "preload", "modules": sorted(set(preload))})
+        try:
+            self.send({"op": "preload", "modules": sorted(set(preload))})
+        except VerifierError:
+            pass  # it may have exited after saying why (torch failed to import): read that first
         deadline = time.monotonic() + READY_TIMEOUT
         while time.monotonic() < deadline:
             for event in self.events(deadline - time.monotonic()):
