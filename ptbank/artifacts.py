@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from . import __version__
@@ -31,8 +31,9 @@ class Artifact:
     markdown: str
     doc: Document
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
+        """Hash of every input; computed once (the Markdown of a whole bank is ~0.5 MB)."""
         digest = hashlib.sha256()
         for part in (__version__, self.format, _code_fingerprint(), self.markdown):
             digest.update(part.encode("utf-8"))

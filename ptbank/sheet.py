@@ -160,7 +160,7 @@ def sheet_document(bank: Bank, request: SheetRequest, ident: str, questions: lis
     return Document(
         title=title,
         subtitle=f"{label(first, request.level.value)} · {label(first, 'sheet_' + edition)}",
-        langs=langs, answers=edition == "interviewer", space=edition == "candidate",
+        langs=langs, answers=edition == "interviewer",
         stamp=stamp, version=bank.meta.version, date=build_date(), kind="sheet",
         sections=[Section(1, {"zh": "", "en": ""}, items, langs)],
         extra={"sheet_id": ident, "command": request.command(),

@@ -14,14 +14,20 @@ import pytest
 
 from ptbank.models import Snippet
 from ptbank.verify.launch import HeadStart, VerifierError, Zygote, zygote_env
-from ptbank.verify.runner import (Finished, Job, estimate, run_canary, run_jobs,
-                                  run_jobs_with_canary, shared_imports)
+from ptbank.verify.runner import (Finished, Job, estimate, run_jobs, run_jobs_with_canary,
+                                  shared_imports)
 
 
 def start_zygote(workdir: Path, preload=(), env=None) -> Zygote:
     zygote = Zygote(workdir, env or zygote_env(workdir / "cache"))
     zygote.wait_ready(preload)
     return zygote
+
+
+def run_canary(zygote: Zygote, workdir: Path, timeout: float = 30.0) -> None:
+    """The canary alone: raises VerifierError unless a threaded op completes in a child."""
+    run_jobs_with_canary(zygote, [], slots=1, threads=2, workdir=workdir,
+                         on_finish=lambda done: None, canary_timeout=timeout)
 
 
 def start_poisoned_zygote(tmp_path: Path) -> Zygote:

@@ -90,7 +90,6 @@ class Document:
     subtitle: str
     langs: tuple[str, ...]
     answers: bool
-    space: bool
     stamp: Stamp
     version: str
     date: str
@@ -99,6 +98,11 @@ class Document:
     """bank | sheet: selects page styling (a sheet does not start topics on new pages)."""
     extra: dict = field(default_factory=dict)
     """Per-kind values (a sheet's ID, command, minutes, points); empty for the bank."""
+
+    @property
+    def space(self) -> bool:
+        """Room to write after each question: the editions without answers have it."""
+        return not self.answers
 
     @property
     def stamp_lines(self) -> list[str]:

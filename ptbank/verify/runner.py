@@ -155,31 +155,25 @@ class _Batch:
             self.on_finish(_collect(entry, event["status"]))
 
 
-def run_canary(zygote: Zygote, workdir: Path, timeout: float = CANARY_TIMEOUT) -> None:
-    """Prove that a multi-threaded op still completes in a forked child before trusting any."""
-    outcome: list[Finished] = []
-    run_jobs(zygote, [canary_job(timeout)], slots=1, threads=2, workdir=workdir,
-             on_finish=outcome.append)
-    check_canary(outcome[0])
-
-
 def run_jobs_with_canary(zygote: Zygote, jobs: list[Job], *, slots: int, threads: int,
                          workdir: Path, on_finish: Callable[[Finished], None],
                          canary_timeout: float = CANARY_TIMEOUT) -> None:
     """run_jobs, with the canary started first and alongside the others (not before them).
 
-    Results are held back until the canary has passed; if it fails, none is ever handed on.
+    The canary proves that a multi-threaded op still completes in a forked child. Results are
+    held back until it has passed; if it fails, none is ever handed on. With no jobs, this
+    runs the canary alone.
     """
     gate = _CanaryGate(on_finish)
-    run_jobs(zygote, [canary_job(canary_timeout), *jobs], slots=slots, threads=threads,
+    run_jobs(zygote, [_canary_job(canary_timeout), *jobs], slots=slots, threads=threads,
              workdir=workdir, on_finish=gate)
 
 
-def canary_job(timeout: float = CANARY_TIMEOUT) -> Job:
+def _canary_job(timeout: float) -> Job:
     return Job(CANARY_ID, Snippet(id=CANARY_ID, code=CANARY, timeout=timeout), math.inf)
 
 
-def check_canary(done: Finished) -> None:
+def _check_canary(done: Finished) -> None:
     if done.report is None or done.report.get("outcome") != "completed":
         why = "hung" if done.timed_out else f"failed (wait status {done.status})"
         raise VerifierError(
@@ -197,7 +191,7 @@ class _CanaryGate:
 
     def __call__(self, done: Finished) -> None:
         if done.job.id == CANARY_ID:
-            check_canary(done)
+            _check_canary(done)
             held, self.held = self.held, None
             for earlier in held:
                 self.on_finish(earlier)
