@@ -8,18 +8,21 @@ MINUTES   ?= 45
 SEED      ?= 1
 SHEET_LANG ?= zh
 JOBS      ?=
+# Another torch version to verify under or compare with (make verify TORCH=2.13.0, make drift)
+TORCH     ?=
 
 PYTHON  := .venv/bin/python
 PTBANK  := $(PYTHON) -m ptbank
 STAMP   := .venv/.ptbank-installed
 JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),)
+TORCH_ARG := $(if $(TORCH),--torch $(TORCH),)
 
 # printing verifies first, and torch.compile snippets need a C++ compiler
 PRINT_PACKAGES := fonts-noto-cjk libharfbuzz-subset0 fontconfig g++
 TEST_PACKAGES  := $(PRINT_PACKAGES) poppler-utils libreoffice-writer-nogui
 
 .DEFAULT_GOAL := help
-.PHONY: help setup system-print system-test lint stats verify pdf docx md all sheet test bench schema lock clean doctor
+.PHONY: help setup system-print system-test lint stats verify drift pdf docx md all sheet test bench schema lock clean doctor
 
 help: ## show this help
 	@echo "usage: make TARGET [LEVEL=beginner|intermediate|advanced|all] [BANK_LANG=zh,en|bi]"
@@ -49,8 +52,11 @@ stats: $(STAMP) ## questions by level × topic × kind, seed coverage
 doctor: $(STAMP) ## check torch, fonts and tools, with the command that fixes each
 	$(PTBANK) doctor
 
-verify: $(STAMP) system-print ## run every snippet against the pinned torch (cached)
-	$(PTBANK) verify $(JOBS_ARG)
+verify: $(STAMP) system-print ## run every snippet under each torch build of the bank (cached); TORCH=V for one
+	$(PTBANK) verify $(JOBS_ARG) $(TORCH_ARG)
+
+drift: $(STAMP) system-print ## snippets whose verdict or warnings differ between the pinned torch and TORCH
+	$(PTBANK) drift $(JOBS_ARG) $(TORCH_ARG)
 
 pdf: setup ## PDFs for LEVEL, zh and en, with and without answers
 	$(PTBANK) build --format pdf --level $(LEVEL) --lang $(BANK_LANG) $(JOBS_ARG)
@@ -78,7 +84,7 @@ schema: $(STAMP) ## regenerate content/question.schema.json from the models
 	$(PTBANK) schema --out content/question.schema.json
 
 lock: ## re-pin requirements.lock from the current .venv
-	$(PYTHON) -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)+cpu/torch==\1/' > requirements.lock.new
+	{ sed -n '/^#/p' requirements.lock; $(PYTHON) -m pip freeze --exclude-editable | sed 's/^torch==\([^+]*\)+.*/torch==\1/'; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock
 
 clean: ## remove build/ (artifacts and caches); keeps .venv

@@ -47,7 +47,7 @@ def main() -> None:
     bank = load_bank(args.content)
     report = verify_bank(bank, progress=False)  # cached after `make verify`
     started = time.perf_counter()
-    doc, markdown = bank_document(bank, args.level, args.lang, True, report)
+    doc, markdown = bank_document(bank, args.level, args.lang, True, [report])
     md_time = time.perf_counter() - started
     html = render_html(markdown, doc)
 

@@ -19,7 +19,9 @@ DEFAULT_CONTENT = Path("content")
 EPILOG = """\
 examples:
   ptbank lint                         check every question file (exit 2 on errors)
-  ptbank verify --jobs 2              run every snippet against the installed torch
+  ptbank verify --jobs 2              run every snippet under each torch build of the bank
+  ptbank verify --torch 2.13.0        the same under torch 2.13.0 only (installed once)
+  ptbank drift --torch 2.13.0         what differs between the pinned torch and 2.13.0
   ptbank build --format pdf --level advanced
   ptbank sheet --level intermediate --minutes 45 --seed 7
   ptbank new view-vs-reshape --topic tensors --level beginner
@@ -55,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ptbank {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    for register in (_lint, _stats, _new, _schema, _doctor, _verify, _build, _sheet):
+    for register in (_lint, _stats, _new, _schema, _doctor, _verify, _drift, _cache,
+                     _build, _sheet):
         register(commands)
     return parser
 
@@ -186,26 +189,85 @@ def _run_doctor(args) -> int:
 # --- verify ---------------------------------------------------------------------------------
 
 def _verify(commands) -> None:
-    p = _command(commands, "verify", "run every snippet against the installed torch",
+    p = _command(commands, "verify", "run every snippet under each torch build of the bank",
                  "Each snippet runs in its own forked process (own process group, temp dir,\n"
-                 "memory limit, timeout). Results are cached by code, expectations and\n"
-                 "versions, so an unchanged bank re-verifies in a blink.\n"
+                 "memory limit, timeout). Results are cached per torch build by code,\n"
+                 "expectations and versions, so an unchanged bank re-verifies in a blink.\n"
+                 "\n"
+                 "Builds: the pinned torch (the one ptbank runs under), then every version\n"
+                 "bank.yaml names in verify_also_with_torch, each in build/envs/torch-VERSION\n"
+                 "(installed on first use). --torch or --python verifies under that one only.\n"
                  "Exit status 0 only when every snippet that can run here passes.")
     _content_option(p)
+    _build_options(p)
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                    help="snippets run at once (default: number of CPU cores)")
     p.add_argument("--only", nargs="+", metavar="ID", default=None,
                    help="question ids (or question-id/snippet-id) to run")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not update the cache")
     p.add_argument("--json", type=Path, metavar="FILE", help="write the per-snippet report as JSON")
-    p.add_argument("--junit", type=Path, metavar="FILE", help="write the report as JUnit XML")
+    p.add_argument("--junit", type=Path, metavar="FILE",
+                   help="write the report as JUnit XML (one testsuite per build; "
+                        "`ptbank cache import` reads it back)")
     p.set_defaults(handler=_run_verify)
+
+
+def _build_options(p: argparse.ArgumentParser) -> None:
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--torch", metavar="VERSION",
+                       help="verify under this torch version (e.g. 2.13.0), installed once "
+                            "into build/envs/torch-VERSION beside requirements.lock's other pins")
+    which.add_argument("--python", metavar="PATH",
+                       help="verify under this interpreter (it needs torch and what the "
+                            "snippets import)")
 
 
 def _run_verify(args) -> int:
     from .verify.command import run_verify_command
 
     return run_verify_command(args)
+
+
+def _drift(commands) -> None:
+    p = _command(commands, "drift", "compare verdicts and warnings under two torch builds",
+                 "Verifies the bank (cached) under the pinned torch and under another build,\n"
+                 "and lists every snippet whose verdict or warnings differ, with the first\n"
+                 "line that differs. The other build: --torch or --python, else the first\n"
+                 "version bank.yaml names in verify_also_with_torch.\n"
+                 "Exit status 0 when nothing differs, 1 when something does.")
+    _content_option(p)
+    _build_options(p)
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="snippets run at once (default: number of CPU cores)")
+    p.add_argument("--only", nargs="+", metavar="ID", default=None,
+                   help="question ids (or question-id/snippet-id) to compare")
+    p.add_argument("--no-cache", action="store_true", help="ignore and do not update the cache")
+    p.add_argument("--json", type=Path, metavar="FILE", help="write the differences as JSON")
+    p.set_defaults(handler=_run_drift)
+
+
+def _run_drift(args) -> int:
+    from .verify.command import run_drift_command
+
+    return run_drift_command(args)
+
+
+def _cache(commands) -> None:
+    p = _command(commands, "cache", "bring verdicts reached on another machine into the cache",
+                 "ptbank cache import FILE...   where FILE is `ptbank verify --junit` output\n"
+                 "or a cache folder (build/cache/verify) copied from another machine, e.g. a\n"
+                 "GPU runner that ran the snippets this machine skips. A verdict counts here\n"
+                 "only for the same code under the same torch, Python and module versions.")
+    actions = p.add_subparsers(title="actions", metavar="ACTION", required=True)
+    imp = actions.add_parser("import", help="merge JUnit reports or cache folders")
+    imp.add_argument("sources", nargs="+", type=Path, metavar="FILE")
+    imp.set_defaults(handler=_run_cache_import)
+
+
+def _run_cache_import(args) -> int:
+    from .verify.imports import run_cache_import
+
+    return run_cache_import(args.sources)
 
 
 # --- build ----------------------------------------------------------------------------------

@@ -192,6 +192,10 @@ class BankMeta(_Strict):
     """Printed on every title page and running header."""
     version: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+$")]
     """Semantic version of the content; printed on every artifact and part of sheet IDs."""
+    verify_also_with_torch: list[Annotated[str, StringConstraints(
+        pattern=r"^\d+\.\d+(\.\d+)?$")]] = []
+    """Torch versions the bank is verified under besides the pinned one (requirements.lock):
+    `ptbank verify` and every build run its snippets under each, and artifacts name them all."""
 
 
 class Bank(BaseModel):

@@ -35,14 +35,14 @@ console = Console(stderr=True)
 
 def build_command(args) -> int:
     bank = load_bank(args.content)
-    report = verification_gate(bank, draft=args.draft, jobs=args.jobs)
+    reports = verification_gate(bank, draft=args.draft, jobs=args.jobs)
     formats = FORMATS if args.format == "all" else (args.format,)
     editions = {"both": (False, True), "with": (True,), "without": (False,)}[args.answers]
     artifacts = []
     for level in args.level:
         for lang in args.lang:
             for answers in editions:
-                doc, markdown = bank_document(bank, level, lang, answers, report)
+                doc, markdown = bank_document(bank, level, lang, answers, reports)
                 artifacts += [Artifact(args.out / bank_artifact_name(level, lang, answers, fmt),
                                        fmt, markdown, doc) for fmt in formats]
     write_artifacts(artifacts, jobs=args.jobs)
@@ -50,7 +50,7 @@ def build_command(args) -> int:
 
 
 def bank_document(bank: Bank, level: str, lang: str, answers: bool,
-                  report) -> tuple[Document, str]:
+                  reports) -> tuple[Document, str]:
     """The whole-bank document for one level, language and edition, and its Markdown."""
     langs = ("zh", "en") if lang == "bi" else (lang,)
     questions = questions_for_level(bank, None if level == "all" else Level(level))
@@ -61,7 +61,7 @@ def bank_document(bank: Bank, level: str, lang: str, answers: bool,
         subtitle=f"{label(langs[0], level)} · {edition}",
         langs=langs,
         answers=answers,
-        stamp=stamp_for(report, questions),
+        stamp=stamp_for(reports, questions),
         version=bank.meta.version,
         date=build_date(),
         sections=sections_for(bank, questions, langs),
@@ -72,27 +72,41 @@ def bank_document(bank: Bank, level: str, lang: str, answers: bool,
 # --- verification gate ----------------------------------------------------------------------
 
 def verification_gate(bank: Bank, *, draft: bool, jobs: int | None):
-    """Verify (cheap when cached); refuse unverified content unless a draft is asked for.
+    """Verify under every build of the bank (cheap when cached); refuse what does not pass.
 
-    Returns the VerifyReport, or None for a draft (which is not verified at all).
+    Returns one VerifyReport per torch build (the pinned one first), or None for a draft,
+    which is not verified at all.
     """
     if draft:
         return None
     from .verify import verify_bank  # imports no torch; a cached bank verifies in a blink
+    from .verify.builds import interpreters_for
 
-    report = verify_bank(bank, jobs=jobs, progress=sys.stderr.isatty())
-    if not report.ok:
-        bad = [r for r in report.results if r.status.value not in ("passed", "skipped")]
-        names = ", ".join(f"{r.question_id}/{r.snippet_id} ({r.status.value})" for r in bad[:8])
-        raise VerificationRequired(
-            f"{len(bad)} snippet(s) do not pass under torch {report.torch_version}: {names}"
-            f"{' ...' if len(bad) > 8 else ''}\n"
-            "run `ptbank verify` for details, or build with --draft")
-    counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts.items()) if n)
-    cached = sum(r.cached for r in report.results)
-    console.print(f"verified: {counts} ({cached} from cache) in {report.elapsed:.1f} s, "
-                  f"torch {report.torch_version}")
-    return report
+    interpreters = interpreters_for(torch=None, python=None,
+                                    declared=bank.meta.verify_also_with_torch,
+                                    log=console.print)
+    reports = []
+    for interpreter in interpreters:
+        report = verify_bank(bank, jobs=jobs, progress=sys.stderr.isatty(),
+                             interpreter=interpreter)
+        _require_passing(report)
+        reports.append(report)
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts.items()) if n)
+        cached = sum(r.cached for r in report.results)
+        console.print(f"verified: {counts} ({cached} from cache) in {report.elapsed:.1f} s, "
+                      f"torch {report.torch_version}")
+    return reports
+
+
+def _require_passing(report) -> None:
+    if report.ok:
+        return
+    bad = [r for r in report.results if r.status.value not in ("passed", "skipped")]
+    names = ", ".join(f"{r.question_id}/{r.snippet_id} ({r.status.value})" for r in bad[:8])
+    raise VerificationRequired(
+        f"{len(bad)} snippet(s) do not pass under torch {report.torch_version}: {names}"
+        f"{' ...' if len(bad) > 8 else ''}\n"
+        f"run `ptbank verify` for details, or build with --draft")
 
 
 # --- rendering and writing ------------------------------------------------------------------
@@ -136,6 +150,6 @@ def sheet_command(args) -> int:
     from .sheet import build_sheet
 
     bank = load_bank(args.content)
-    report = verification_gate(bank, draft=args.draft, jobs=None)
-    write_artifacts(build_sheet(bank, args, report), jobs=None)
+    reports = verification_gate(bank, draft=args.draft, jobs=None)
+    write_artifacts(build_sheet(bank, args, reports), jobs=None)
     return 0

@@ -132,13 +132,13 @@ def _topic_round_robin(questions: list[Question], rng: random.Random) -> list[Qu
     return dealt
 
 
-def build_sheet(bank: Bank, args, report) -> list[Artifact]:
+def build_sheet(bank: Bank, args, reports) -> list[Artifact]:
     """Both editions of one sheet in the requested formats, as artifacts to write."""
     request = SheetRequest(level=Level(args.level), seed=args.seed, minutes=args.minutes,
                            count=args.count, topics=tuple(args.topics or ()),
                            exclude=tuple(args.exclude))
     questions = select_questions(bank, request)
-    stamp = stamp_for(report, questions)
+    stamp = stamp_for(reports, questions)
     ident = sheet_id(bank, request)
     formats = FORMATS if args.format == "all" else (args.format,)
     artifacts = []

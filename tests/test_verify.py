@@ -139,7 +139,9 @@ def test_summary_line(hostile):
 
 
 def test_json_view(hostile):
-    data = json.loads(to_json(hostile["report"]))
+    data = json.loads(to_json([hostile["report"]]))
+    assert data["ok"] is False
+    [data] = data["builds"]
     assert data["ok"] is False
     assert data["torch_version"] == hostile["report"].torch_version
     assert data["python_version"].startswith("CPython 3.")
@@ -151,7 +153,7 @@ def test_json_view(hostile):
 
 
 def test_junit_view(hostile):
-    root = ET.fromstring(to_junit(hostile["report"]))
+    root = ET.fromstring(to_junit([hostile["report"]]))
     suite = root.find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors"),
             suite.get("skipped")) == ("28", "6", "7", "3")
@@ -160,7 +162,9 @@ def test_junit_view(hostile):
     assert cases[("claims-and-expectations", "wrong-exception")].find("failure") is not None
     assert "cuda" in cases[("declared-requirements", "needs-cuda")].find("skipped").get("message")
     passed = cases[("isolation-and-threads", "seeded")]
-    assert len(passed) == 0 and float(passed.get("time")) >= 0
+    assert [child.tag for child in passed] == ["properties"] and float(passed.get("time")) >= 0
+    [key] = passed.iter("property")
+    assert key.get("name") == "cache_key" and len(key.get("value")) == 64
 
 
 def test_only_passes_and_failures_are_cached(hostile):
@@ -191,7 +195,8 @@ def test_cli_exits_1_on_failures_and_writes_reports(hostile):
     assert "expected RuntimeError, got ValueError" in done.stdout
     assert "ptbank: 1 passed, 2 failed in " in done.stdout and "3 from cache" in done.stdout
     data = json.loads((root / "out/report.json").read_text())
-    assert len(data["results"]) == 3 and all(r["cached"] for r in data["results"])
+    [build] = data["builds"]
+    assert len(build["results"]) == 3 and all(r["cached"] for r in build["results"])
     assert ET.parse(root / "out/report.xml").getroot().find("testsuite").get("tests") == "3"
 
 
@@ -238,8 +243,8 @@ def test_error_and_crash_get_one_more_run_and_say_so(tmp_path, monkeypatch):
 
     assert crashed_once in report.not_passed                # the table shows it
     assert "1 passed (1 on a second run), 1 failed, 1 error" in summary_line(report)
-    data = {r["snippet_id"]: r for r in json.loads(to_json(report))["results"]}
+    data = {r["snippet_id"]: r for r in json.loads(to_json([report]))["builds"][0]["results"]}
     assert data["crashes-once"]["first_attempt"].startswith("crashed")
-    case = ET.fromstring(to_junit(report).split("\n", 1)[1]).find(
+    case = ET.fromstring(to_junit([report]).split("\n", 1)[1]).find(
         ".//testcase[@name='crashes-once']")
     assert "first run: crashed" in case.find("system-out").text

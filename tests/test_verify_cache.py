@@ -15,7 +15,7 @@ import pytest
 from ptbank.loader import load_bank
 from ptbank.models import Snippet
 from ptbank.verify import Status, verify_bank
-from ptbank.verify import cache as cache_module
+from ptbank.verify import facts
 from ptbank.verify.cache import Versions, cache_key, extra_modules
 
 PASSING = Path(__file__).parent / "fixtures" / "verify-passing"
@@ -73,7 +73,7 @@ def test_no_cache_reruns_and_leaves_the_cache_alone(warm, tmp_path):
 
 
 def test_a_torch_upgrade_reruns_everything(warm, monkeypatch):
-    monkeypatch.setattr(cache_module, "torch_version", lambda: "99.0.0")
+    monkeypatch.setattr(facts, "torch_version", lambda: "99.0.0")
     report = verify_bank(warm["bank"], only=["quick-checks/prints-shape"],
                          cache_dir=warm["cache_dir"], progress=False)
     assert report.torch_version == "99.0.0"
@@ -83,7 +83,7 @@ def test_a_torch_upgrade_reruns_everything(warm, monkeypatch):
 def test_key_covers_code_expectations_requirements_and_versions():
     base = Snippet(id="s", code="import torch\nassert True\n")
     versions = Versions(torch="2.13.0", python="CPython 3.11.7")
-    key = cache_key(base, versions)
+    key = cache_key(base, versions, _installed)
     variants = [
         base.model_copy(update={"code": "import torch\nassert 1\n"}),
         base.model_copy(update={"raises": "RuntimeError"}),
@@ -93,22 +93,26 @@ def test_key_covers_code_expectations_requirements_and_versions():
         base.model_copy(update={"timeout": 5}),
         base.model_copy(update={"memory_mb": 1024}),
     ]
-    assert all(cache_key(v, versions) != key for v in variants)
+    assert all(cache_key(v, versions, _installed) != key for v in variants)
     for changed in (Versions("2.14.0", versions.python),
                     Versions(versions.torch, "CPython 3.12.0"),
                     Versions(versions.torch, versions.python, verifier="999")):
-        assert cache_key(base, changed) != key
-    assert cache_key(base, versions) == key
+        assert cache_key(base, changed, _installed) != key
+    assert cache_key(base, versions, _installed) == key
 
 
-def test_key_follows_the_versions_of_extra_modules(monkeypatch):
+def _installed(module: str) -> str:
+    return "1.0"
+
+
+def test_key_follows_the_versions_of_extra_modules():
     snippet = Snippet(id="s", code="import numpy as np\nimport os\nimport torch\n",
                       requires=["onnx", "cuda"])
     assert extra_modules(snippet) == ["numpy", "onnx"]
     versions = Versions(torch="2.13.0", python="CPython 3.11.7")
-    key = cache_key(snippet, versions)
-    monkeypatch.setattr(cache_module, "module_version", lambda m: "0.0.1")
-    assert cache_key(snippet, versions) != key
+    key = cache_key(snippet, versions, _installed)
+    assert cache_key(snippet, versions, lambda m: "0.0.1") != key
+    assert cache_key(snippet, versions, lambda m: "1.0" if m == "numpy" else None) != key
 
 
 def test_damaged_cache_entries_are_ignored(warm, tmp_path):
@@ -134,8 +138,9 @@ def test_cli_exits_0_on_a_passing_bank(warm):
     assert done.stdout.startswith("ptbank: 3 passed, 0 failed in ")
     assert "3 from cache" in done.stdout
     data = json.loads((warm["root"] / "r.json").read_text())
-    assert data["ok"] is True and data["counts"]["passed"] == 3
-    assert [r["snippet_id"] for r in data["results"]] == [
+    [build] = data["builds"]
+    assert data["ok"] is True and build["counts"]["passed"] == 3
+    assert [r["snippet_id"] for r in build["results"]] == [
         "arange-sum", "prints-shape", "matmul-shape-error"]
     suite = ET.parse(warm["root"] / "r.xml").getroot().find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "0", "0")

@@ -114,8 +114,9 @@ def test_children_collect_their_garbage_but_never_walk_the_zygote_heap(zygote):
 def test_head_start_only_on_a_cache_without_verdicts(tmp_path):
     cache_dir = tmp_path / "cache"
     with HeadStart(cache_dir) as cold:  # no cache folder at all
-        lease = cold.take()
-        assert lease is not None and cold.take() is None
+        assert cold.take("/usr/bin/python-of-another-build") is None
+        lease = cold.take(sys.executable)
+        assert lease is not None and cold.take(sys.executable) is None
         with lease:
             assert lease.zygote.wait_ready() > 0
     cache_dir.mkdir()
@@ -124,7 +125,7 @@ def test_head_start_only_on_a_cache_without_verdicts(tmp_path):
         assert timings_only._lease is not None
     (cache_dir / ("0" * 64 + ".json")).write_text('{"status": "passed"}')
     with HeadStart(cache_dir) as warm:
-        assert warm.take() is None, "a run that may be fully cached must not start torch"
+        assert warm.take(sys.executable) is None, "a run that may be fully cached must not start torch"
     with HeadStart(cache_dir, use_cache=False) as no_cache:
         assert no_cache._lease is not None
 
@@ -143,8 +144,11 @@ def test_children_get_the_requested_thread_count(zygote):
     done: list[Finished] = []
     run_jobs(started, [Job("threads", Snippet(id="t", code=code, timeout=20))], slots=1,
              threads=2, workdir=workdir, on_finish=done.append)
-    assert done[0].report == {"outcome": "completed", "warnings": [], "stdout_bytes": 0,
-                              "stderr_bytes": 0}
+    report = done[0].report
+    space = report.pop("address_space")
+    assert report == {"outcome": "completed", "warnings": [], "stdout_bytes": 0,
+                      "stderr_bytes": 0}
+    assert 0 < space["at_start"] <= space["peak"]
 
 
 def test_a_torch_that_does_not_import_is_named_as_the_cause(tmp_path):
@@ -272,12 +276,18 @@ def test_preloading_never_asks_cuda_anything():
     assert done.stdout.strip() == "[]", done.stderr
 
 
-def test_devices_are_probed_in_a_separate_process_unless_torch_is_a_cpu_build(monkeypatch):
-    from ptbank.verify import requirements
+def test_devices_are_probed_in_a_separate_process_unless_torch_is_a_cpu_build():
+    from ptbank.verify.cache import Versions
+    from ptbank.verify.interpreter import Interpreter
+    from ptbank.verify.requirements import probe_devices
 
-    cpu_build = requirements.probe_devices()
+    def built(torch: str) -> Interpreter:
+        interpreter = Interpreter(sys.executable)
+        interpreter.versions = Versions(torch=torch, python="CPython 3.11.7")
+        return interpreter
+
+    cpu_build = probe_devices(built("2.13.0+cpu"))
     assert (cpu_build.cuda, cpu_build.gpus) == (False, 0) and "CPU build" in cpu_build.why
-    monkeypatch.setattr(requirements, "torch_version", lambda: "2.13.0")
-    probed = requirements.probe_devices()
-    assert probed.why == "probed with torch 2.13.0"
+    probed = probe_devices(built("2.15.0+cu132"))  # no GPU on this machine
+    assert probed.why == "probed with torch 2.15.0+cu132"
     assert (probed.cuda, probed.gpus) == (False, 0)

@@ -15,8 +15,8 @@ from .text import github_slug, inline_text
 
 
 @dataclass(frozen=True)
-class Stamp:
-    """The verification state an artifact declares on its title block."""
+class BuildStamp:
+    """How the document's snippets fared under one torch build."""
 
     passed: int
     total: int
@@ -24,17 +24,27 @@ class Stamp:
     python: str
     skipped_needs: tuple[str, ...] = ()
     """One entry per skipped snippet: the requirement that was missing (e.g. `cuda`)."""
-    draft: bool = False
 
-    def lines(self, lang: str) -> list[str]:
-        if self.draft:
-            return [f"**{label(lang, 'draft')}**"]
+    def line(self, lang: str) -> str:
         text = label(lang, "stamp", passed=self.passed, total=self.total,
                      torch=self.torch, python=self.python)
         if self.skipped_needs:
             needs = ", ".join(sorted(set(self.skipped_needs)))
             text += label(lang, "stamp_skipped", skipped=len(self.skipped_needs), needs=needs)
-        return [text]
+        return text
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """The verification state an artifact declares on its title block: a line per build."""
+
+    builds: tuple[BuildStamp, ...] = ()
+    draft: bool = False
+
+    def lines(self, lang: str) -> list[str]:
+        if self.draft:
+            return [f"**{label(lang, 'draft')}**"]
+        return [build.line(lang) for build in self.builds]
 
 
 @dataclass(frozen=True)

@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import platform
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import cache
-from importlib import metadata
 from pathlib import Path
 
 from ..atomic import write_text_atomic
 from ..models import Snippet
 from .results import CACHEABLE, SnippetResult, Status
 
-VERIFIER_VERSION = "2"
+VERIFIER_VERSION = "3"
 """Bump when the child's environment or the classification changes: every verdict reruns."""
 _IMPORT = re.compile(r"^\s*(?:import|from)\s+([A-Za-z_]\w*)", re.M)
 _SKIP_MODULES = frozenset(sys.stdlib_module_names) | {"torch", "__future__"}
@@ -40,22 +38,6 @@ class Versions:
     python: str
     verifier: str = VERIFIER_VERSION
 
-    @classmethod
-    def here(cls) -> Versions:
-        return cls(torch=torch_version(), python=python_version())
-
-
-def torch_version() -> str:
-    """The installed torch's version, read from package metadata without importing torch."""
-    try:
-        return metadata.version("torch")
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def python_version() -> str:
-    return f"{platform.python_implementation()} {platform.python_version()}"
-
 
 def extra_modules(snippet: Snippet) -> list[str]:
     """Third-party modules the snippet requires or imports at top level (torch aside)."""
@@ -64,26 +46,9 @@ def extra_modules(snippet: Snippet) -> list[str]:
     return sorted({m for m in named if m not in _SKIP_MODULES})
 
 
-@cache
-def module_version(module: str) -> str | None:
-    """Installed version of the distribution that provides `module`; None when not installed."""
-    try:
-        return metadata.version(module)
-    except metadata.PackageNotFoundError:
-        pass
-    dists = _distributions().get(module, [])
-    try:
-        return ",".join(metadata.version(d) for d in dists) or None
-    except metadata.PackageNotFoundError:
-        return None
-
-
-@cache
-def _distributions() -> dict[str, list[str]]:
-    return metadata.packages_distributions()
-
-
-def cache_key(snippet: Snippet, versions: Versions) -> str:
+def cache_key(snippet: Snippet, versions: Versions,
+              module_version: Callable[[str], str | None]) -> str:
+    """The key of a snippet's verdict; `module_version` answers for the interpreter it runs in."""
     fields = {
         "code": snippet.code, "raises": snippet.raises, "match": snippet.match,
         "stdout": snippet.stdout, "requires": sorted(snippet.requires),
@@ -114,13 +79,14 @@ class ResultCache:
             return None
         return SnippetResult(question_id, snippet_id, status, float(data.get("duration", 0)),
                              data.get("reason", ""), tuple(data.get("warnings", ())),
-                             cached=True, where=where)
+                             cached=True, where=where, key=key, grew_mb=data.get("grew_mb"))
 
     def put(self, key: str, result: SnippetResult) -> None:
         if result.status not in CACHEABLE or result.cached:
             return
         entry = {"status": result.status.value, "duration": round(result.duration, 3),
-                 "reason": result.reason, "warnings": list(result.warnings)}
+                 "reason": result.reason, "warnings": list(result.warnings),
+                 "grew_mb": result.grew_mb}
         self._write(f"{key}.json", json.dumps(entry, ensure_ascii=False))
 
     def timings(self) -> dict[str, float]:

@@ -32,7 +32,7 @@ def run(request: dict) -> NoReturn:
     os.setpgid(0, 0)  # own group: the parent kills it whole, grandchildren included
     out = _redirect(request["stdout"], 1, request["cap"])
     err = _redirect(request["stderr"], 2, request["cap"])
-    _limit(request["memory_mb"])
+    mapped = _limit(request["memory_mb"])
     faulthandler.enable(file=err, all_threads=True)
     os.chdir(os.path.dirname(request["script"]))
     _seed(request["seed"], request["threads"])
@@ -41,7 +41,8 @@ def run(request: dict) -> NoReturn:
         for stream in (out, err):
             with contextlib.suppress(ValueError, OSError):  # the snippet may have closed it
                 stream.flush()
-        report.update(stdout_bytes=out.buffer.raw.written, stderr_bytes=err.buffer.raw.written)
+        report.update(stdout_bytes=out.buffer.raw.written, stderr_bytes=err.buffer.raw.written,
+                      address_space={"at_start": mapped, "peak": _vm_kib("VmPeak")})
         _write_json(request["result"], report)
     os._exit(0)
 
@@ -81,12 +82,34 @@ def _redirect(path: str, fd: int, cap: int) -> io.TextIOWrapper:
     return stream
 
 
-def _limit(memory_mb: int | None) -> None:
+def _limit(memory_mb: int | None) -> int | None:
+    """Fence the process in; return the KiB of address space already mapped at the start.
+
+    The address-space limit is what the forked process already maps (torch and its libraries,
+    inherited from the zygote) plus the snippet's own budget of `memory_mb`. A fixed limit
+    cannot serve every torch build: measured after the zygote's imports, the CPU build of
+    torch 2.13.0 maps 0.7 GiB and the CUDA build of 2.15.0 maps 3.3 GiB without a GPU in
+    sight, so a fixed 4 GiB left CUDA builds 0.7 GiB and broke torch.compile.
+    """
+    mapped = _vm_kib("VmSize")
     if memory_mb is not None:  # None: a GPU snippet (see runner._address_space_limit)
-        size = memory_mb << 20
+        size = ((mapped or 0) << 10) + (memory_mb << 20)
         resource.setrlimit(resource.RLIMIT_AS, (size, size))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return mapped
+
+
+def _vm_kib(field: str) -> int | None:
+    """A `Vm*` figure of /proc/self/status in KiB; None where there is no /proc."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
 
 
 def _seed(seed: int, threads: int) -> None:

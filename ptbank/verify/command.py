@@ -1,4 +1,4 @@
-"""`ptbank verify`: load, verify, print the table and summary, write the requested reports.
+"""`ptbank verify`, `ptbank drift`: load, verify under each build, print, write the reports.
 
 Only light modules are imported at the top: on a cold cache the zygote starts first, and the
 heavier imports below (pydantic, the loader) happen while it imports torch.
@@ -8,29 +8,74 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import nullcontext
 
 from ..errors import EXIT_FAILED
 from .launch import DEFAULT_CACHE, HeadStart
 
 
 def run_verify_command(args) -> int:
-    """Exit status 0 when every snippet that can run here passed, 1 otherwise."""
-    with HeadStart(DEFAULT_CACHE, use_cache=not args.no_cache) as head_start:
+    """Exit status 0 when every snippet that can run here passed under every build, else 1."""
+    # the head start is for the pinned build, which every run without --torch/--python needs
+    with (HeadStart(DEFAULT_CACHE, use_cache=not args.no_cache)
+          if not (args.torch or args.python) else nullcontext()) as head_start:
         from ..loader import load_bank
+        from .builds import interpreters_for
         from .core import verify_bank
 
         bank = load_bank(args.content)
-        report = verify_bank(bank, jobs=args.jobs, only=args.only, use_cache=not args.no_cache,
-                             head_start=head_start)
-    from rich.console import Console
-
+        interpreters = interpreters_for(torch=args.torch, python=args.python,
+                                        declared=bank.meta.verify_also_with_torch, log=_note)
+        reports = [verify_bank(bank, jobs=args.jobs, only=args.only,
+                               use_cache=not args.no_cache, head_start=head_start,
+                               interpreter=interpreter)
+                   for interpreter in interpreters]
     from ..atomic import write_text_atomic
     from .report import print_report, to_json, to_junit
 
-    wide = sys.stdout.isatty() or "COLUMNS" in os.environ
-    print_report(report, Console(file=sys.stdout, highlight=False, width=None if wide else 120))
+    console = _console()
+    for report in reports:
+        print_report(report, console)
     if args.json:
-        write_text_atomic(args.json, to_json(report))
+        write_text_atomic(args.json, to_json(reports))
     if args.junit:
-        write_text_atomic(args.junit, to_junit(report))
-    return 0 if report.ok else EXIT_FAILED
+        write_text_atomic(args.junit, to_junit(reports))
+    return 0 if all(r.ok for r in reports) else EXIT_FAILED
+
+
+def run_drift_command(args) -> int:
+    """Exit status 0 when both builds gave every snippet the same verdict and warnings, else 1."""
+    from ..atomic import write_text_atomic
+    from ..errors import PtbankError
+    from ..loader import load_bank
+    from .builds import build_for
+    from .core import verify_bank
+    from .drift import compare, print_drift, to_json
+    from .interpreter import Interpreter
+
+    bank = load_bank(args.content)
+    if args.python:
+        other = Interpreter(args.python)
+    elif args.torch or bank.meta.verify_also_with_torch:
+        other = build_for(args.torch or bank.meta.verify_also_with_torch[0], log=_note)
+    else:
+        raise PtbankError("drift: name the other build with --torch VERSION or --python PATH")
+    reports = [verify_bank(bank, jobs=args.jobs, only=args.only, interpreter=interpreter,
+                           use_cache=not args.no_cache, progress=sys.stderr.isatty())
+               for interpreter in (Interpreter.current(), other)]
+    drifts = compare(*reports)
+    print_drift(reports, drifts, _console())
+    if args.json:
+        write_text_atomic(args.json, to_json(reports, drifts))
+    return EXIT_FAILED if drifts else 0
+
+
+def _console():
+    from rich.console import Console
+
+    wide = sys.stdout.isatty() or "COLUMNS" in os.environ
+    return Console(file=sys.stdout, highlight=False, width=None if wide else 120)
+
+
+def _note(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from ..errors import PtbankError
 from ..models import Bank, Snippet
-from .cache import ResultCache, Versions, cache_key
+from .cache import ResultCache, cache_key, extra_modules
 from .classify import classify
+from .interpreter import Interpreter
 from .launch import DEFAULT_CACHE, HeadStart, ZygoteLease
 from .progress import make_progress
 from .requirements import Requirements
@@ -41,14 +42,17 @@ class Target:
 
 def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None = None,
                 use_cache: bool = True, cache_dir: Path = DEFAULT_CACHE,
-                progress: bool = True, head_start: HeadStart | None = None) -> VerifyReport:
+                progress: bool = True, head_start: HeadStart | None = None,
+                interpreter: Interpreter | None = None) -> VerifyReport:
     """Verify the bank's snippets (or those named in `only`) and return the typed report.
 
+    `interpreter` is the torch build to verify under (default: the one ptbank runs under).
     `head_start` may hold a zygote started before the bank was loaded; it is used if needed.
     """
     began = time.perf_counter()
-    versions = Versions.here()
-    targets = select_targets(bank, only, versions)
+    interpreter = interpreter or Interpreter.current()
+    targets = select_targets(bank, only, interpreter)
+    versions = interpreter.versions
     cache = ResultCache(cache_dir) if use_cache else None
     results: dict[str, SnippetResult] = {}
     for target in targets:
@@ -59,7 +63,7 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
     todo = [t for t in targets if t.name not in results]
     view = make_progress(progress, total=len(targets), done=len(results))
     try:
-        run = _Run(cache, cache_dir, view, results, head_start)
+        run = _Run(interpreter, cache, cache_dir, view, results, head_start)
         zygote_start = run.verify(todo, slots) if todo else None
     finally:
         view.close()
@@ -68,30 +72,34 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
                         slots, zygote_start)
 
 
-def select_targets(bank: Bank, only: list[str] | None, versions: Versions) -> list[Target]:
+def select_targets(bank: Bank, only: list[str] | None,
+                   interpreter: Interpreter) -> list[Target]:
     """Snippets in bank order; `only` names question ids or `question-id/snippet-id`."""
     wanted = set(only or ())
-    targets, matched = [], set()
+    picked, matched = [], set()
     for question in bank.questions:
         for index, snippet in enumerate(question.snippets):
             names = {question.id, f"{question.id}/{snippet.id}"}
             if only is not None and not names & wanted:
                 continue
             matched |= names & wanted
-            targets.append(Target(question.id, snippet,
-                                  bank.where(question.id, "snippets", index),
-                                  cache_key(snippet, versions)))
+            picked.append((question.id, snippet, bank.where(question.id, "snippets", index)))
     unknown = sorted(wanted - matched)
     if unknown:
         raise PtbankError(f"--only: no question or snippet named {', '.join(unknown)}")
-    return targets
+    interpreter.learn(m for _, snippet, _ in picked for m in extra_modules(snippet))
+    versions = interpreter.versions
+    return [Target(qid, snippet, where,
+                   cache_key(snippet, versions, interpreter.module_version))
+            for qid, snippet, where in picked]
 
 
 class _Run:
     """One run's uncached part: skips, the zygote, the children, the bookkeeping of results."""
 
-    def __init__(self, cache: ResultCache | None, cache_dir: Path, view, results: dict,
-                 head_start: HeadStart | None):
+    def __init__(self, interpreter: Interpreter, cache: ResultCache | None, cache_dir: Path,
+                 view, results: dict, head_start: HeadStart | None):
+        self.interpreter = interpreter
         self.cache, self.cache_dir, self.view, self.results = cache, cache_dir, view, results
         self.head_start = head_start
         self.by_job: dict[str, Target] = {}
@@ -102,7 +110,7 @@ class _Run:
 
     def verify(self, todo: list[Target], slots: int) -> float | None:
         """Run what can run here; return the zygote's start-up seconds (None if not started)."""
-        requirements = Requirements()
+        requirements = Requirements(self.interpreter)
         runnable = []
         for target in todo:
             why = requirements.why_not(target.snippet)
@@ -130,9 +138,9 @@ class _Run:
                    if r != "cuda" and not r.startswith("gpus>=")}
         preload.update(shared_imports(t.snippet for t in runnable))
         cores = len(os.sched_getaffinity(0))
-        early = self.head_start.take() if self.head_start else None
+        early = self.head_start.take(self.interpreter.python) if self.head_start else None
         threads = max(1, cores // slots)
-        with early or ZygoteLease(self.cache_dir) as lease:
+        with early or ZygoteLease(self.cache_dir, self.interpreter.python) as lease:
             started = lease.zygote.wait_ready(preload)
             run_jobs_with_canary(lease.zygote, jobs, slots=slots, threads=threads,
                                  workdir=lease.workdir, on_finish=self._finish)
@@ -154,7 +162,8 @@ class _Run:
             return
         result = SnippetResult(target.question_id, target.snippet.id, status, done.duration,
                                reason, warnings, where=target.where,
-                               first_attempt=self.first_attempts.get(target.name, ""))
+                               first_attempt=self.first_attempts.get(target.name, ""),
+                               key=target.key, grew_mb=growth_mb(done.report))
         if self.cache:
             self.cache.put(target.key, result)
         self._record(target, result)
@@ -162,3 +171,11 @@ class _Run:
     def _record(self, target: Target, result: SnippetResult) -> None:
         self.results[target.name] = result
         self.view.advance(result)
+
+
+def growth_mb(report: dict | None) -> int | None:
+    """MiB the snippet's address space grew at its peak, from the child's report."""
+    space = (report or {}).get("address_space") or {}
+    if space.get("at_start") is None or space.get("peak") is None:
+        return None
+    return max(0, space["peak"] - space["at_start"]) >> 10

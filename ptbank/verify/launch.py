@@ -39,11 +39,11 @@ class Zygote:
     import too and waits until it has. Its stderr goes to `workdir`/zygote.log.
     """
 
-    def __init__(self, workdir: Path, env: dict[str, str]):
+    def __init__(self, workdir: Path, env: dict[str, str], python: str = sys.executable):
         self.log_path = workdir / "zygote.log"
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "ptbank.verify.zygote"],
+                [python, "-m", "ptbank.verify.zygote"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
                 start_new_session=True)  # Ctrl-C reaches ptbank, which shuts the zygote down
         self.began = time.perf_counter()
@@ -112,10 +112,11 @@ class Zygote:
 class ZygoteLease:
     """A zygote with its own temporary folder; closing it stops the one and removes the other."""
 
-    def __init__(self, cache_dir: Path):
+    def __init__(self, cache_dir: Path, python: str = sys.executable):
         self._tmp = tempfile.TemporaryDirectory(prefix="ptbank-verify-")
         self.workdir = Path(self._tmp.name)
-        self.zygote = Zygote(self.workdir, zygote_env(cache_dir))
+        self.python = os.path.abspath(python)
+        self.zygote = Zygote(self.workdir, zygote_env(cache_dir), self.python)
 
     def close(self) -> None:
         try:
@@ -131,7 +132,7 @@ class ZygoteLease:
 
 
 class HeadStart:
-    """Start the zygote before the bank is even loaded, when the run is sure to need it.
+    """Start the pinned build's zygote before the bank is loaded, when the run will need it.
 
     With no verdict in the cache (a fresh clone, CI, `--no-cache`) every snippet will run, so
     torch's import can overlap ptbank's own start-up and the reading of the bank. Otherwise
@@ -144,8 +145,10 @@ class HeadStart:
         cold = not use_cache or not _holds_verdicts(cache_dir)
         self._lease = ZygoteLease(cache_dir) if cold else None
 
-    def take(self) -> ZygoteLease | None:
-        """The early zygote, now the caller's to close; None when none was started."""
+    def take(self, python: str) -> ZygoteLease | None:
+        """The early zygote if it runs `python`, now the caller's to close; else None."""
+        if self._lease is None or self._lease.python != python:
+            return None
         lease, self._lease = self._lease, None
         return lease
 

@@ -64,8 +64,14 @@ def print_report(report: VerifyReport, console) -> None:
     console.print(Text(summary_line(report), style="bold" if report.ok else "bold red"))
 
 
-def to_json(report: VerifyReport) -> str:
-    data = {
+def to_json(reports: list[VerifyReport]) -> str:
+    """Every build's report: `{"ok": ..., "builds": [{"torch_version": ..., "results": ...}]}`."""
+    data = {"ok": all(r.ok for r in reports), "builds": [_build_json(r) for r in reports]}
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def _build_json(report: VerifyReport) -> dict:
+    return {
         "ok": report.ok,
         "torch_version": report.torch_version,
         "python_version": report.python_version,
@@ -78,21 +84,38 @@ def to_json(report: VerifyReport) -> str:
             {"question_id": r.question_id, "snippet_id": r.snippet_id, "where": r.where,
              "status": r.status.value, "duration": round(r.duration, 3), "reason": r.reason,
              "warnings": list(r.warnings), "cached": r.cached,
-             "first_attempt": r.first_attempt}
+             "first_attempt": r.first_attempt, "grew_mb": r.grew_mb, "key": r.key}
             for r in report.results
         ],
     }
-    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def to_junit(report: VerifyReport) -> str:
-    """JUnit XML: one testsuite, a testcase per snippet (classname = question id)."""
-    counts = report.counts
-    totals = {"tests": str(len(report.results)), "failures": str(counts["failed"]),
-              "errors": str(counts["error"] + counts["timeout"] + counts["crashed"]),
-              "skipped": str(counts["skipped"]), "time": f"{report.elapsed:.3f}"}
-    root = ET.Element("testsuites", {"name": "ptbank verify", **totals})
-    suite = ET.SubElement(root, "testsuite", {"name": "ptbank", **totals})
+def to_junit(reports: list[VerifyReport]) -> str:
+    """JUnit XML: a testsuite per torch build, a testcase per snippet (classname = question id).
+
+    Each suite names its build in its properties (torch_version, python_version,
+    verifier_version) and each case its code's cache key, so that `ptbank cache import` can
+    bring verdicts reached on another machine (a GPU runner) into this one's cache.
+    """
+    root = ET.Element("testsuites", {"name": "ptbank verify", **_totals(reports)})
+    for report in reports:
+        _suite(root, report)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def _totals(reports: list[VerifyReport]) -> dict[str, str]:
+    def count(*statuses: str) -> str:
+        return str(sum(r.counts[s] for r in reports for s in statuses))
+
+    return {"tests": str(sum(len(r.results) for r in reports)), "failures": count("failed"),
+            "errors": count("error", "timeout", "crashed"), "skipped": count("skipped"),
+            "time": f"{sum(r.elapsed for r in reports):.3f}"}
+
+
+def _suite(root: ET.Element, report: VerifyReport) -> None:
+    suite = ET.SubElement(root, "testsuite", {"name": f"ptbank torch {report.torch_version}",
+                                              **_totals([report])})
     properties = ET.SubElement(suite, "properties")
     for name in ("torch_version", "python_version", "verifier_version"):
         ET.SubElement(properties, "property", {"name": name, "value": getattr(report, name)})
@@ -101,6 +124,9 @@ def to_junit(report: VerifyReport) -> str:
         case = ET.SubElement(suite, "testcase", {"classname": r.question_id, "name": r.snippet_id,
                                                  "time": f"{r.duration:.3f}", "file": path,
                                                  "line": line})
+        if r.key:
+            ET.SubElement(ET.SubElement(case, "properties"), "property",
+                          {"name": "cache_key", "value": r.key})
         first = _xml(r.reason.splitlines()[0]) if r.reason else ""
         if r.status is Status.failed:
             outcome = ET.SubElement(case, "failure", {"message": first, "type": "failed"})
@@ -113,8 +139,6 @@ def to_junit(report: VerifyReport) -> str:
         notes = list(r.warnings) + ([f"first run: {r.first_attempt}"] if r.first_attempt else [])
         if notes:
             ET.SubElement(case, "system-out").text = _xml("\n".join(notes))
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 
 
 def _xml(text: str) -> str:

@@ -7,15 +7,13 @@ CUDA, and neither should ptbank itself. A CPU build of torch (version `+cpu`) ne
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
-import sys
 from dataclasses import dataclass
 from functools import cached_property
 
 from ..models import Snippet
-from .cache import torch_version
+from .interpreter import Interpreter
 from .results import skip_reason
 
 PROBE = ("import json, torch; print(json.dumps({'cuda': torch.cuda.is_available(), "
@@ -32,7 +30,10 @@ class Devices:
 
 
 class Requirements:
-    """Answers "can this snippet run here?", probing devices at most once."""
+    """Answers "can this snippet run here, under `interpreter`?", probing devices at most once."""
+
+    def __init__(self, interpreter: Interpreter):
+        self.interpreter = interpreter
 
     def why_not(self, snippet: Snippet) -> str | None:
         """The skip reason for the first unmet requirement, or None when all are met."""
@@ -44,31 +45,25 @@ class Requirements:
                 if self.devices.gpus < wanted:
                     return skip_reason(requirement,
                                        f"{self.devices.gpus} GPU(s) here ({self.devices.why})")
-            elif requirement != "cuda" and not _importable(requirement):
+            elif requirement != "cuda" and not self.interpreter.importable(requirement):
                 return skip_reason(requirement, "module not installed")
         return None
 
     @cached_property
     def devices(self) -> Devices:
-        return probe_devices()
+        return probe_devices(self.interpreter)
 
 
-def probe_devices() -> Devices:
-    """CUDA availability and GPU count, asked of a throwaway interpreter."""
-    version = torch_version()
+def probe_devices(interpreter: Interpreter) -> Devices:
+    """CUDA availability and GPU count, asked of a throwaway process of `interpreter`."""
+    version = interpreter.versions.torch
     if version.endswith("+cpu"):
         return Devices(False, 0, f"torch {version} is a CPU build")
     try:
-        done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+        done = subprocess.run([interpreter.python, "-c", PROBE], capture_output=True, text=True,
                               timeout=PROBE_TIMEOUT)
         found = json.loads(done.stdout.strip().splitlines()[-1])
     except (subprocess.TimeoutExpired, ValueError, IndexError) as exc:
         return Devices(False, 0, f"device probe failed: {type(exc).__name__}")
     return Devices(bool(found["cuda"]), int(found["gpus"]), f"probed with torch {version}")
 
-
-def _importable(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False

@@ -69,6 +69,11 @@ class SnippetResult:
     """`path:line` of the snippet in its question file."""
     first_attempt: str = ""
     """When the verdict is from a second run: how the first ended ("error: ..."), else empty."""
+    key: str = ""
+    """The cache key of the code and expectations under this build (empty for a skip's)."""
+    grew_mb: int | None = None
+    """MiB of address space the snippet mapped at its peak beyond what its process started
+    with (torch's own): what its `memory_mb` budget must cover. None when not measured."""
 
     @property
     def name(self) -> str:

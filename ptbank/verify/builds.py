@@ -1,0 +1,107 @@
+"""The torch builds a bank is verified under, and the environments that hold them.
+
+The pinned build is the interpreter ptbank runs under (`.venv`, from requirements.lock). A bank
+may name more torch versions in `bank.yaml` (`verify_also_with_torch`); `ptbank verify` runs
+every snippet under each. Any version can be asked for once with `--torch VERSION`, and any
+interpreter with torch installed with `--python PATH`.
+
+`--torch VERSION` uses `build/envs/torch-VERSION/`, provisioned the first time: a virtual
+environment with that torch and the packages snippets import (pyproject's `snippets` extra),
+held to requirements.lock's pins for everything but torch and the packages a torch build brings
+with it (CUDA libraries, triton). It is built under a temporary name and renamed into place
+when complete, so an interrupted install never passes for a finished one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import ptbank
+
+from ..errors import PtbankError
+from .interpreter import Interpreter
+
+ENVS = Path("build/envs")
+PROJECT = Path(ptbank.__file__).resolve().parent.parent
+_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?([a-z0-9.+]*)$")
+_BUILD_PACKAGES = re.compile(r"^(torch|triton|nvidia-.*|cuda-.*)$", re.I)
+"""Pins of the pinned torch build itself, never imposed on another version of torch."""
+DEFAULT_SNIPPET_PACKAGES = ("numpy",)
+
+
+def interpreters_for(*, torch: str | None, python: str | None,
+                     declared: list[str], envs: Path = ENVS, log=print) -> list[Interpreter]:
+    """The builds one run verifies under: the one asked for, else the pinned and declared ones."""
+    if python:
+        return [Interpreter(python)]
+    if torch:
+        return [build_for(torch, envs, log)]
+    return [Interpreter.current(), *(build_for(v, envs, log) for v in declared)]
+
+
+def build_for(version: str, envs: Path = ENVS, log=print) -> Interpreter:
+    """The interpreter holding torch `version`: ptbank's own if it has it, else its env."""
+    if not _VERSION.match(version):
+        raise PtbankError(f"--torch {version!r}: expected a version such as 2.13.0")
+    pinned = Interpreter.current()
+    if pinned.versions.torch.split("+")[0] == version:
+        return pinned
+    return Interpreter(provision(version, envs, log))
+
+
+def provision(version: str, envs: Path = ENVS, log=print) -> Path:
+    """build/envs/torch-VERSION/bin/python, installing it first if it is not there yet."""
+    env = envs / f"torch-{version}"
+    python = env / "bin" / "python"
+    if python.exists():
+        return python
+    envs.mkdir(parents=True, exist_ok=True)
+    partial = envs / f".torch-{version}.partial"
+    shutil.rmtree(partial, ignore_errors=True)  # what an interrupted install left
+    log(f"ptbank: installing torch {version} into {env} (once; a CUDA build is several GB)")
+    try:
+        _run([sys.executable, "-m", "venv", str(partial)], "create a virtual environment")
+        constraints = partial / "constraints.txt"
+        constraints.write_text(_constraints(), encoding="utf-8")
+        _run([str(partial / "bin" / "python"), "-m", "pip", "install", "-q",
+              "--disable-pip-version-check", f"torch=={version}", *snippet_packages(),
+              "-c", str(constraints)], f"install torch {version}")
+        partial.rename(env)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return python
+
+
+def snippet_packages() -> list[str]:
+    """What snippets import besides torch: pyproject's `snippets` extra."""
+    try:
+        project = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))
+        return list(project["project"]["optional-dependencies"]["snippets"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return list(DEFAULT_SNIPPET_PACKAGES)
+
+
+def _constraints() -> str:
+    """requirements.lock without the pinned torch build's own packages."""
+    try:
+        lines = (PROJECT / "requirements.lock").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return ""
+    kept = [line for line in lines if line.strip() and not line.startswith("#")
+            and not _BUILD_PACKAGES.match(re.split(r"[=<>!~ ]", line, maxsplit=1)[0])]
+    return "\n".join(kept) + "\n"
+
+
+def _run(command: list[str], what: str) -> None:
+    done = subprocess.run(command, capture_output=True, text=True,
+                          env=dict(os.environ, PIP_NO_INPUT="1"))
+    if done.returncode != 0:
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
+        raise PtbankError(f"could not {what}:\n{tail}")
