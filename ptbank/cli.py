@@ -233,8 +233,9 @@ def _drift(commands) -> None:
                  "Verifies the bank (cached) under the pinned torch and under another build,\n"
                  "and lists every snippet whose verdict or warnings differ, with the first\n"
                  "line that differs. The other build: --torch or --python, else the first\n"
-                 "version bank.yaml names in verify_also_with_torch.\n"
-                 "Exit status 0 when nothing differs, 1 when something does.")
+                 "version bank.yaml names in verify_also_with_torch. Differences in\n"
+                 "warnings that bank.yaml's explained_drift names (with why) are listed apart.\n"
+                 "Exit status 0 when nothing unexplained differs, 1 when something does.")
     _content_option(p)
     _build_options(p)
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",

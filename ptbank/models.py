@@ -185,6 +185,24 @@ class BankTitle(_Strict):
     """English title."""
 
 
+class ExplainedDrift(_Strict):
+    """A difference between torch builds that the bank knows of and accepts (`ptbank drift`)."""
+
+    warning: NonEmpty
+    """Regular expression for the warning lines that differ (as `ptbank drift` prints them)."""
+    why: NonEmpty
+    """Why the difference is expected: the release that changed it, and where the bank says so."""
+
+    @field_validator("warning")
+    @classmethod
+    def _warning_is_regex(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+
 class BankMeta(_Strict):
     """bank.yaml: what every artifact states about the bank it came from."""
 
@@ -196,6 +214,9 @@ class BankMeta(_Strict):
         pattern=r"^\d+\.\d+(\.\d+)?$")]] = []
     """Torch versions the bank is verified under besides the pinned one (requirements.lock):
     `ptbank verify` and every build run its snippets under each, and artifacts name them all."""
+    explained_drift: list[ExplainedDrift] = []
+    """Warnings known to differ between those builds, each with why; `ptbank drift` lists them
+    apart and fails only on what is not explained. A changed verdict is never explained."""
 
 
 class Bank(BaseModel):

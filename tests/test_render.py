@@ -14,6 +14,9 @@ from docx import Document as open_docx
 from pypdf import PdfReader
 
 from ptbank.atomic import atomic_path
+from ptbank.verify.facts import torch_version
+
+from conftest import make_second_interpreter
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -256,8 +259,26 @@ def test_verified_build_prints_the_stamp(tmp_path: Path):
                     "--level", "all", "--lang", "en", "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     text = (tmp_path / "out" / "ptbank-all-en-answers.md").read_text("utf-8")
-    assert re.search(r"Verified: 5/5 code snippets passed under torch 2\.13\.0", text), text[:400]
+    pinned = re.escape(torch_version())
+    assert re.search(rf"Verified: 5/5 code snippets passed under torch {pinned}", text), text[:400]
     assert "DRAFT" not in text
+
+
+def test_the_stamp_has_a_line_per_torch_build(tmp_path: Path):
+    """A bank verified under the pinned torch and one more: the printed page names both."""
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "render", content)
+    with open(content / "bank.yaml", "a", encoding="utf-8") as bank:
+        bank.write('verify_also_with_torch: ["9.9.9"]\n')
+    make_second_interpreter(tmp_path / "build/envs/torch-9.9.9", torch_version="9.9.9")
+    done = subprocess.run([sys.executable, "-m", "ptbank", "build", "--content", str(content),
+                           "--format", "pdf", "--level", "all", "--lang", "en", "--answers",
+                           "--out", "out"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "SOURCE_DATE_EPOCH": EPOCH})
+    assert done.returncode == 0, done.stderr
+    text = " ".join(pdf_text(tmp_path / "out/ptbank-all-en-answers.pdf").split())
+    for torch in (torch_version(), "9.9.9"):
+        assert f"Verified: 5/5 code snippets passed under torch {torch}," in text, text[:600]
 
 
 def test_build_refuses_failing_content_unless_draft(tmp_path: Path):

@@ -25,18 +25,6 @@ DRIFT = FIXTURES / "verify-drift"
 PASSING = FIXTURES / "verify-passing"
 
 
-@pytest.fixture(scope="module")
-def other_python(tmp_path_factory) -> Path:
-    """A second interpreter: this one's packages (torch included) plus a module of its own."""
-    env = tmp_path_factory.mktemp("envs") / "other"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
-    site = next((env / "lib").glob("python3*/site-packages"))
-    ours = [p for p in sys.path if p.endswith("site-packages")]
-    (site / "ptbank-parent.pth").write_text("\n".join(ours) + "\n")
-    (site / "ptbank_test_flavour.py").write_text("FLAVOUR = 'other'\n")
-    return env / "bin" / "python"
-
-
 def ptbank(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = os.environ | {"COLUMNS": "250"}
     return subprocess.run([sys.executable, "-m", "ptbank", *args], cwd=cwd, env=env,
@@ -47,23 +35,31 @@ def test_drift_names_each_snippet_that_differs_with_its_first_differing_line(
         other_python, tmp_path):
     done = ptbank("drift", "--content", str(DRIFT), "--python", str(other_python),
                   "--no-cache", "--json", "drift.json", cwd=tmp_path)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 1, done.stderr  # the verdict that changed is not explained
     assert "ptbank drift: 2 of 3 snippets differ" in done.stdout
+    assert "(1 explained in bank.yaml)" in done.stdout
+    assert "explained (1): the other interpreter renamed the API" in done.stdout
     drift = {d["name"]: d for d in json.loads((tmp_path / "drift.json").read_text())["drift"]}
     assert set(drift) == {"flavours/verdict-changes", "flavours/warning-changes"}
     verdict = drift["flavours/verdict-changes"]
     assert (verdict["base"]["status"], verdict["other"]["status"]) == ("passed", "failed")
+    assert verdict["explained"] is None
     warning = drift["flavours/warning-changes"]
+    assert warning["explained"].startswith("the other interpreter renamed the API")
     assert warning["base"] == {"status": "passed", "line": "(nothing more)"}
     assert warning["other"]["line"] == "UserWarning at line 5: this API was renamed"
     assert verdict["where"].endswith("flavours.yaml:22")
 
 
-def test_drift_exits_0_when_nothing_differs(other_python, tmp_path):
+def test_drift_exits_0_when_nothing_unexplained_differs(other_python, tmp_path):
     done = ptbank("drift", "--content", str(DRIFT), "--python", str(other_python),
                   "--no-cache", "--only", "flavours/same-everywhere", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "ptbank drift: 0 of 1 snippets differ" in done.stdout
+    done = ptbank("drift", "--content", str(DRIFT), "--python", str(other_python),
+                  "--no-cache", "--only", "flavours/warning-changes", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 of 1 snippets differ" in done.stdout and "(1 explained" in done.stdout
 
 
 def test_verify_python_runs_the_snippets_under_that_interpreter(other_python, tmp_path):
@@ -98,6 +94,23 @@ def test_drift_ignores_how_a_skip_was_found_and_library_line_numbers():
         "UserWarning at torch/nn/modules/module.py:1201: hooks at 0x7f3a2b1c4d50",)))
     assert moved == outcome_lines(_result(Status.passed, warnings=(
         "UserWarning at torch/nn/modules/module.py:1344: hooks at 0x7f99aa001122",)))
+
+
+def test_a_changed_verdict_is_never_explained():
+    from ptbank.models import ExplainedDrift
+
+    everything = [ExplainedDrift(warning=".*", why="anything goes")]
+    base = VerifyReport((_result(Status.passed, warnings=("UserWarning at line 1: a",)),),
+                        "2.15.0", "CPython 3.11.7")
+    other = VerifyReport((_result(Status.failed, "AssertionError",
+                                  ("UserWarning at line 1: a",)),), "2.13.0", "CPython 3.11.7")
+    [drift] = compare(base, other, everything)
+    assert drift.explained is None
+    quiet = VerifyReport((_result(Status.passed),), "2.13.0", "CPython 3.11.7")
+    [drift] = compare(base, quiet, everything)
+    assert drift.explained == "anything goes"
+    [drift] = compare(base, quiet, [ExplainedDrift(warning="other words", why="no")])
+    assert drift.explained is None
 
 
 def test_provisioning_leaves_nothing_half_made(tmp_path, monkeypatch):

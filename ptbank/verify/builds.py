@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import ptbank
@@ -36,13 +37,19 @@ DEFAULT_SNIPPET_PACKAGES = ("numpy",)
 
 
 def interpreters_for(*, torch: str | None, python: str | None,
-                     declared: list[str], envs: Path = ENVS, log=print) -> list[Interpreter]:
-    """The builds one run verifies under: the one asked for, else the pinned and declared ones."""
+                     declared: list[str], envs: Path = ENVS, log=print) -> Iterator[Interpreter]:
+    """The builds one run verifies under: the one asked for, else the pinned and declared ones.
+
+    Each is installed only when the run reaches it, so the pinned build's verdicts come first.
+    """
     if python:
-        return [Interpreter(python)]
-    if torch:
-        return [build_for(torch, envs, log)]
-    return [Interpreter.current(), *(build_for(v, envs, log) for v in declared)]
+        yield Interpreter(python)
+    elif torch:
+        yield build_for(torch, envs, log)
+    else:
+        yield Interpreter.current()
+        for version in declared:
+            yield build_for(version, envs, log)
 
 
 def build_for(version: str, envs: Path = ENVS, log=print) -> Interpreter:

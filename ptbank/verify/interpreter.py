@@ -69,12 +69,14 @@ class Interpreter:
         try:
             done = subprocess.run([self.python, facts.__file__, *modules], capture_output=True,
                                   text=True, timeout=FACTS_TIMEOUT)
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            raise PtbankError(f"--python {self.python}: could not run it ({exc})") from None
+        try:
             found = json.loads(done.stdout.strip().splitlines()[-1])
-        except (subprocess.TimeoutExpired, OSError, ValueError, IndexError):
-            detail = locals().get("done")
-            tail = detail.stderr.strip().splitlines()[-1:] if detail else []
-            raise PtbankError(f"--python {self.python}: could not ask it what it has installed"
-                              + (f": {tail[0]}" if tail else "")) from None
+        except (ValueError, IndexError):
+            why = (done.stderr.strip().splitlines() or ["it printed nothing"])[-1]
+            raise PtbankError(f"--python {self.python}: could not ask it what it has "
+                              f"installed: {why}") from None
         if found["torch"] == "not installed":
             raise PtbankError(f"--python {self.python}: torch is not installed there")
         return found
