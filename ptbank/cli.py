@@ -177,13 +177,19 @@ def _run_schema(args) -> int:
 
 def _doctor(commands) -> None:
     p = _command(commands, "doctor", "check torch, fonts and tools; print how to fix what is missing")
+    _content_option(p)
     p.set_defaults(handler=_run_doctor)
 
 
 def _run_doctor(args) -> int:
     from .doctor import run_doctor
+    from .loader import load_bank
 
-    return run_doctor()
+    try:  # the bank names the other torch builds; doctor answers even when it does not load
+        also = load_bank(args.content).meta.verify_also_with_torch
+    except PtbankError:
+        also = []
+    return run_doctor(also)
 
 
 # --- verify ---------------------------------------------------------------------------------

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import ctypes.util
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
-from importlib import metadata
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-PINNED_TORCH = "2.13.0"
+from .verify.builds import ENVS, PROJECT
+from .verify.facts import torch_version
+
 CJK_FAMILY = "Noto Sans CJK SC"
 APT = "apt-get install -y"
 
@@ -25,13 +28,29 @@ class Check:
     required: bool = True
 
 
-def _torch() -> Check:
+def pinned_torch(lock: Path = PROJECT / "requirements.lock") -> str | None:
+    """The torch version requirements.lock pins (None without a lock, e.g. installed elsewhere)."""
     try:
-        version = metadata.version("torch")
-    except metadata.PackageNotFoundError:
-        return Check("torch", False, "not installed", "make setup")
-    ok = version.split("+")[0] == PINNED_TORCH
-    return Check("torch", ok, version, "" if ok else f"make setup  (pins torch=={PINNED_TORCH})")
+        found = re.search(r"^torch==(\S+)", lock.read_text(encoding="utf-8"), re.M)
+    except OSError:
+        return None
+    return found.group(1) if found else None
+
+
+def _torch() -> Check:
+    version, pinned = torch_version(), pinned_torch()
+    if version == "not installed":
+        return Check("torch", False, version, "make setup")
+    ok = pinned is None or version.split("+")[0] == pinned
+    return Check("torch", ok, version, "" if ok else f"make setup  (pins torch=={pinned})")
+
+
+def _other_torch(version: str) -> Check:
+    """A torch the bank is also verified under: installed on first use, so optional here."""
+    python = ENVS / f"torch-{version}" / "bin" / "python"
+    return Check(f"torch {version} (verify_also_with_torch)", python.exists(),
+                 str(python) if python.exists() else "not installed yet",
+                 "make verify  (installs it on first use)", required=False)
 
 
 def font_style_found(family: str, style: str) -> str | None:
@@ -65,9 +84,10 @@ def _tool(name: str, binary: str, package: str, why: str, required: bool) -> Che
                  required)
 
 
-def checks() -> list[Check]:
+def checks(also_torch: list[str] = ()) -> list[Check]:
     return [
         _torch(),
+        *(_other_torch(v) for v in also_torch),
         _font("Regular"),
         _font("Bold"),
         _harfbuzz_subset(),
@@ -78,12 +98,12 @@ def checks() -> list[Check]:
     ]
 
 
-def run_doctor(console: Console | None = None) -> int:
+def run_doctor(also_torch: list[str] = (), console: Console | None = None) -> int:
     console = console or Console()
     table = Table(title="ptbank doctor")
     for column in ("check", "status", "found", "fix"):
         table.add_column(column)
-    results = checks()
+    results = checks(also_torch)
     for c in results:
         status = "[green]ok[/]" if c.ok else ("[red]missing[/]" if c.required
                                              else "[yellow]optional[/]")

@@ -17,9 +17,13 @@ import pytest
 from ptbank.errors import PtbankError
 from ptbank.loader import load_bank
 from ptbank.verify import Status, verify_bank
+from ptbank.verify.interpreter import Interpreter
 from ptbank.verify.report import summary_line, to_json, to_junit
 
 HOSTILE = Path(__file__).parent / "fixtures" / "verify-hostile"
+OTHER_BUILD = os.environ.get("PTBANK_TEST_PYTHON")
+"""An interpreter of another torch build to run the hostile bank under instead of the pinned
+one: .ci/run sets it to build/envs/torch-2.13.0/bin/python for a second pass."""
 
 EXPECTED = {
     "process-hazards/endless-loop": Status.timeout,
@@ -61,12 +65,18 @@ def hostile(tmp_path_factory):
     bank = load_bank(HOSTILE)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PTBANK_TEST_PIDFILE", str(pidfile))
-        report = verify_bank(bank, jobs=2, cache_dir=root / "build/cache/verify", progress=False)
+        report = verify_bank(bank, jobs=2, cache_dir=root / "build/cache/verify", progress=False,
+                             interpreter=Interpreter(OTHER_BUILD) if OTHER_BUILD else None)
     return {"root": root, "bank": bank, "report": report, "pidfile": pidfile}
 
 
 def results(hostile) -> dict:
     return {r.name: r for r in hostile["report"].results}
+
+
+def test_the_run_is_under_the_build_asked_for(hostile):
+    asked = Interpreter(OTHER_BUILD or sys.executable).versions.torch
+    assert hostile["report"].torch_version == asked
 
 
 def test_every_hostile_snippet_gets_its_verdict(hostile):
