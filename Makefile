@@ -76,9 +76,10 @@ sheet: setup ## an interview sheet: make sheet LEVEL=intermediate MINUTES=45 SEE
 test: $(STAMP) system-test ## the full test suite (what CI runs)
 	$(PYTHON) -m pytest -q
 
-bench: $(STAMP) system-test ## benchmarks: verification and rendering, ratios side by side
+bench: $(STAMP) system-test ## benchmarks: verification, rendering and memory per torch build, side by side
 	$(PYTHON) bench/verify.py
 	$(PYTHON) bench/render.py
+	$(PYTHON) bench/memory.py --only torch-compile-basics torch-export-control-flow
 
 schema: $(STAMP) ## regenerate content/question.schema.json from the models
 	$(PTBANK) schema --out content/question.schema.json
