@@ -17,6 +17,7 @@ from ptbank.loader import load_bank
 from ptbank.verify import Status, VerifyReport, verify_bank
 from ptbank.verify import builds
 from ptbank.verify.drift import compare, outcome_lines
+from ptbank.verify.interpreter import Interpreter
 from ptbank.verify.results import SnippetResult
 from ptbank.verify.report import to_junit
 
@@ -60,6 +61,13 @@ def test_drift_exits_0_when_nothing_unexplained_differs(other_python, tmp_path):
                   "--no-cache", "--only", "flavours/warning-changes", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 of 1 snippets differ" in done.stdout and "(1 explained" in done.stdout
+
+
+def test_drift_of_the_pinned_build_with_itself_is_refused(tmp_path):
+    pinned = Interpreter.current().versions.torch.split("+")[0]
+    done = ptbank("drift", "--content", str(DRIFT), "--torch", pinned, cwd=tmp_path)
+    assert done.returncode == 2 and "name another build" in done.stderr
+    assert not (tmp_path / "build/envs").exists()
 
 
 def test_verify_python_runs_the_snippets_under_that_interpreter(other_python, tmp_path):

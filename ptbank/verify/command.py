@@ -54,15 +54,21 @@ def run_drift_command(args) -> int:
     from .interpreter import Interpreter
 
     bank = load_bank(args.content)
-    if args.python:
-        other = Interpreter(args.python)
-    elif args.torch or bank.meta.verify_also_with_torch:
-        other = build_for(args.torch or bank.meta.verify_also_with_torch[0], log=_note)
-    else:
-        raise PtbankError("drift: name the other build with --torch VERSION or --python PATH")
+    pinned, declared = Interpreter.current(), bank.meta.verify_also_with_torch
+    other = Interpreter(args.python) if args.python else None
+    if other is None and args.torch:
+        other = build_for(args.torch, log=_note)
+        if other.is_current and declared:  # the pinned build itself: compare it with the next
+            _note(f"ptbank: torch {args.torch} is the pinned build; comparing it with "
+                  f"torch {declared[0]}")
+            other = None
+    if other is None and declared:
+        other = build_for(declared[0], log=_note)
+    if other is None or other.is_current:
+        raise PtbankError("drift: name another build with --torch VERSION or --python PATH")
     reports = [verify_bank(bank, jobs=args.jobs, only=args.only, interpreter=interpreter,
                            use_cache=not args.no_cache, progress=sys.stderr.isatty())
-               for interpreter in (Interpreter.current(), other)]
+               for interpreter in (pinned, other)]
     drifts = compare(*reports, bank.meta.explained_drift)
     print_drift(reports, drifts, _console())
     if args.json:
