@@ -71,12 +71,14 @@ def provision(version: str, envs: Path = ENVS, log=print) -> Path:
     envs.mkdir(parents=True, exist_ok=True)
     partial = envs / f".torch-{version}.partial"
     shutil.rmtree(partial, ignore_errors=True)  # what an interrupted install left
-    log(f"ptbank: installing torch {version} into {env} (once; a CUDA build is several GB)")
+    log(f"ptbank: installing torch {version} into {env} (once: a minute or more; "
+        "a CUDA build of torch is several GB)")
     try:
         _run([sys.executable, "-m", "venv", str(partial)], "create a virtual environment")
         constraints = partial / "constraints.txt"
         constraints.write_text(_constraints(), encoding="utf-8")
-        _run([str(partial / "bin" / "python"), "-m", "pip", "install", "-q",
+        quiet = [] if sys.stderr.isatty() else ["-q"]  # a terminal sees pip's progress
+        _run([str(partial / "bin" / "python"), "-m", "pip", "install", *quiet,
               "--disable-pip-version-check", f"torch=={version}", *snippet_packages(),
               "-c", str(constraints)], f"install torch {version}")
         partial.rename(env)
@@ -107,8 +109,13 @@ def _constraints() -> str:
 
 
 def _run(command: list[str], what: str) -> None:
-    done = subprocess.run(command, capture_output=True, text=True,
-                          env=dict(os.environ, PIP_NO_INPUT="1"))
+    """Run an install step; on a terminal its output shows as it goes, else only on failure."""
+    env = dict(os.environ, PIP_NO_INPUT="1")
+    if sys.stderr.isatty():
+        if subprocess.run(command, stdout=sys.stderr, env=env).returncode != 0:
+            raise PtbankError(f"could not {what} (see the output above)")
+        return
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
         raise PtbankError(f"could not {what}:\n{tail}")
