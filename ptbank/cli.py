@@ -206,16 +206,20 @@ def _verify(commands) -> None:
                  "Exit status 0 only when every snippet that can run here passes.")
     _content_option(p)
     _build_options(p)
-    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
-                   help="snippets run at once (default: number of CPU cores)")
-    p.add_argument("--only", nargs="+", metavar="ID", default=None,
-                   help="question ids (or question-id/snippet-id) to run")
-    p.add_argument("--no-cache", action="store_true", help="ignore and do not update the cache")
+    _run_options(p)
     p.add_argument("--json", type=Path, metavar="FILE", help="write the per-snippet report as JSON")
     p.add_argument("--junit", type=Path, metavar="FILE",
                    help="write the report as JUnit XML (one testsuite per build; "
                         "`ptbank cache import` reads it back)")
     p.set_defaults(handler=_run_verify)
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="snippets run at once (default: number of CPU cores)")
+    p.add_argument("--only", nargs="+", metavar="ID", default=None,
+                   help="question ids (or question-id/snippet-id) to run")
+    p.add_argument("--no-cache", action="store_true", help="ignore and do not update the cache")
 
 
 def _build_options(p: argparse.ArgumentParser) -> None:
@@ -244,11 +248,7 @@ def _drift(commands) -> None:
                  "Exit status 0 when nothing unexplained differs, 1 when something does.")
     _content_option(p)
     _build_options(p)
-    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
-                   help="snippets run at once (default: number of CPU cores)")
-    p.add_argument("--only", nargs="+", metavar="ID", default=None,
-                   help="question ids (or question-id/snippet-id) to compare")
-    p.add_argument("--no-cache", action="store_true", help="ignore and do not update the cache")
+    _run_options(p)
     p.add_argument("--json", type=Path, metavar="FILE", help="write the differences as JSON")
     p.set_defaults(handler=_run_drift)
 
