@@ -23,6 +23,9 @@ _AGED_APIS = {
     "torch.cpu.amp.autocast": 'torch.autocast("cpu")',
 }
 
+_CROSS_REFERENCE = re.compile(r"(?:参见|见|[Ss]ee)\s*`([a-z0-9]+(?:-[a-z0-9]+)+)`")
+"""`见 \`some-question\`` / `see \`some-question\``: how an answer points at another question."""
+
 Rule = Callable[[Bank, Question], Iterable[Problem]]
 
 
@@ -71,6 +74,19 @@ def no_placeholders(bank: Bank, q: Question) -> Iterable[Problem]:
                 if "TODO" in item:
                     yield _problem(bank, q, (lang, field, index),
                                    "still holds a TODO placeholder")
+
+
+def cross_references_exist(bank: Bank, q: Question) -> Iterable[Problem]:
+    """A question that sends the reader to another one names a question of the bank."""
+    known = {other.id for other in bank.questions}
+    for lang in ("zh", "en"):
+        for field in ("question", "answer"):
+            for number, line in enumerate(getattr(q.text(lang), field).splitlines(), 1):
+                for name in _CROSS_REFERENCE.findall(line):
+                    if name not in known:
+                        yield _problem(bank, q, (lang, field),
+                                       f"refers the reader to `{name}`, which is not a "
+                                       "question of this bank", text_line=number)
 
 
 def checks_a_claim(bank: Bank, q: Question) -> Iterable[Problem]:
@@ -156,6 +172,7 @@ RULES: tuple[Rule, ...] = (
     parallel_languages,
     languages_match_their_section,
     no_placeholders,
+    cross_references_exist,
     checks_a_claim,
     snippet_fields_consistent,
     printable_code,

@@ -116,6 +116,10 @@ RULE_CASES = {
     "CJK bold the renderer repairs": (
         [(ZH_ANSWER, ZH_ANSWER + "    **注意：**后面\n")],
         []),
+    "reference to a question that is not in the bank": (
+        [(EN_ANSWER, EN_ANSWER + "    See `no-such-question`; see `linear-backward` too.\n")],
+        [f"{Q}:24: en.answer: refers the reader to `no-such-question`, which is not a "
+         "question of this bank"]),
     "aged API in a hidden check": (
         [(CODE, CODE + "      assert torch.cuda.amp.autocast\n    show: hidden\n")],
         []),
