@@ -1,15 +1,16 @@
-"""Benchmark: the address space each torch build needs, side by side.
+"""Benchmark: the memory each torch build holds and needs, side by side.
 
 For the pinned torch and every build content/bank.yaml names (verify_also_with_torch), it
 measures, in one run:
 
-- what a zygote maps once it has imported torch and the modules it preloads (VmSize, and the
-  private writable part VmData, from /proc), the base every snippet's `memory_mb` budget sits on;
-- each snippet's peak growth beyond that base (`grew_mb` of `ptbank verify --no-cache --json`),
-  and the largest.
+- what a zygote maps and holds once it has imported torch and the modules it preloads (VmSize,
+  and VmData, the private writable part on which every snippet's `memory_mb` budget sits);
+- each snippet's peak resident growth beyond its start (`grew_mb` of
+  `ptbank verify --no-cache --json`), and the largest.
 
 Why it exists: a fixed address-space limit of 4 GiB passed every snippet under the CPU build
-and broke torch.compile under the CUDA build, which maps several GiB at import without a GPU.
+and broke torch.compile under the CUDA build, which maps several GiB at import without a GPU;
+the limit is now on private memory, counted from what the process holds.
 
     .venv/bin/python bench/memory.py [--content DIR] [--only ID...] [--jobs N]
 """
@@ -39,7 +40,7 @@ print(int(status["VmSize"].split()[0]) >> 10, int(status["VmData"].split()[0]) >
 
 
 def mapped_after_imports(python: str) -> tuple[int, int]:
-    """MiB of address space (all, and private writable) after the zygote's imports."""
+    """MiB mapped (VmSize) and held privately (VmData) after the zygote's imports."""
     out = subprocess.run([python, "-c", MAPPED], capture_output=True, text=True, check=True)
     size, data = out.stdout.split()
     return int(size), int(data)
@@ -75,7 +76,8 @@ def main() -> None:
         top = max(grown, key=lambda r: r["grew_mb"], default=None)
         rows.append((report["torch_version"], size, data, len(grown), top))
 
-    print(f"{'torch':<16} {'mapped MiB':>10} {'VmData MiB':>10} {'snippets':>8}  largest growth")
+    print(f"{'torch':<16} {'mapped MiB':>10} {'held MiB':>10} {'snippets':>8}  "
+          "largest resident growth")
     for torch, size, data, count, top in rows:
         largest = f"{top['grew_mb']} MiB {top['question_id']}/{top['snippet_id']}" if top else "-"
         print(f"{torch:<16} {size:>10} {data:>10} {count:>8}  {largest}")

@@ -94,7 +94,7 @@ class Snippet(_Strict):
     timeout: float = Field(default=60, gt=0, le=900)
     """Seconds before the verifier kills the snippet."""
     memory_mb: int = Field(default=4096, ge=256, le=65536)
-    """Address-space limit for the snippet process, in MiB."""
+    """MiB of private memory the snippet process may allocate beyond what it starts with."""
 
     @field_validator("match")
     @classmethod

@@ -145,10 +145,10 @@ def test_children_get_the_requested_thread_count(zygote):
     run_jobs(started, [Job("threads", Snippet(id="t", code=code, timeout=20))], slots=1,
              threads=2, workdir=workdir, on_finish=done.append)
     report = done[0].report
-    space = report.pop("address_space")
+    resident = report.pop("resident")
     assert report == {"outcome": "completed", "warnings": [], "stdout_bytes": 0,
                       "stderr_bytes": 0}
-    assert 0 < space["at_start"] <= space["peak"]
+    assert 0 < resident["at_start"] <= resident["peak"]
 
 
 def test_a_torch_that_does_not_import_is_named_as_the_cause(tmp_path):

@@ -32,7 +32,7 @@ def run(request: dict) -> NoReturn:
     os.setpgid(0, 0)  # own group: the parent kills it whole, grandchildren included
     out = _redirect(request["stdout"], 1, request["cap"])
     err = _redirect(request["stderr"], 2, request["cap"])
-    mapped = _limit(request["memory_mb"])
+    at_start = _limit(request["memory_mb"])
     faulthandler.enable(file=err, all_threads=True)
     os.chdir(os.path.dirname(request["script"]))
     _seed(request["seed"], request["threads"])
@@ -42,7 +42,7 @@ def run(request: dict) -> NoReturn:
             with contextlib.suppress(ValueError, OSError):  # the snippet may have closed it
                 stream.flush()
         report.update(stdout_bytes=out.buffer.raw.written, stderr_bytes=err.buffer.raw.written,
-                      address_space={"at_start": mapped, "peak": _vm_kib("VmPeak")})
+                      resident={"at_start": at_start, "peak": _vm_kib("VmHWM")})
         _write_json(request["result"], report)
     os._exit(0)
 
@@ -82,22 +82,28 @@ def _redirect(path: str, fd: int, cap: int) -> io.TextIOWrapper:
     return stream
 
 
-def _limit(memory_mb: int | None) -> int | None:
-    """Fence the process in; return the KiB of address space already mapped at the start.
+def _limit(memory_mb: int) -> int | None:
+    """Fence the process in; return its resident KiB at the start (its peak is reset to it).
 
-    The address-space limit is what the forked process already maps (torch and its libraries,
-    inherited from the zygote) plus the snippet's own budget of `memory_mb`. A fixed limit
-    cannot serve every torch build: measured after the zygote's imports, the CPU build of
-    torch 2.13.0 maps 0.7 GiB and the CUDA build of 2.15.0 maps 3.3 GiB without a GPU in
-    sight, so a fixed 4 GiB left CUDA builds 0.7 GiB and broke torch.compile.
+    The memory limit is on private writable memory (RLIMIT_DATA): what the forked process
+    already holds (torch's heap, inherited from the zygote) plus the snippet's budget of
+    `memory_mb`. It stops a runaway allocation, whether `bytearray`, numpy or torch's CPU
+    allocator, and leaves alone what is not memory: shared libraries, and the address space
+    the CUDA runtime reserves but does not commit. An address-space limit (RLIMIT_AS) could do
+    neither: after the zygote's imports the CUDA build of torch 2.15.0 maps 3.3 GiB without a
+    GPU (0.7 GiB for the CPU build of 2.13.0), and on a GPU machine CUDA could not start under
+    it at all ("out of memory" from cudaGetDeviceCount on an H200).
     """
-    mapped = _vm_kib("VmSize")
-    if memory_mb is not None:  # None: a GPU snippet (see runner._address_space_limit)
-        size = ((mapped or 0) << 10) + (memory_mb << 20)
-        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    held = _vm_kib("VmData")
+    if held is not None:
+        size = (held << 10) + (memory_mb << 20)
+        resource.setrlimit(resource.RLIMIT_DATA, (size, size))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    return mapped
+    with contextlib.suppress(OSError):  # reset VmHWM, the peak resident size, to the current
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as refs:
+            refs.write("5")
+    return _vm_kib("VmRSS")
 
 
 def _vm_kib(field: str) -> int | None:

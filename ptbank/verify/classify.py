@@ -110,7 +110,7 @@ def _exception_excerpt(exc: dict, script: str) -> str:
 
 def _memory_note(snippet: Snippet, exc: dict) -> str:
     if "MemoryError" in exc["types"] or _MEMORY.search(exc["message"]):
-        return (f"\n(the memory limit is {snippet.memory_mb} MiB on top of what torch maps: "
+        return (f"\n(the memory limit is {snippet.memory_mb} MiB on top of what torch holds: "
                 "raise `memory_mb` if the need is real)")
     return ""
 

@@ -174,8 +174,8 @@ class _Run:
 
 
 def growth_mb(report: dict | None) -> int | None:
-    """MiB the snippet's address space grew at its peak, from the child's report."""
-    space = (report or {}).get("address_space") or {}
-    if space.get("at_start") is None or space.get("peak") is None:
+    """MiB the snippet's resident memory grew at its peak, from the child's report."""
+    resident = (report or {}).get("resident") or {}
+    if resident.get("at_start") is None or resident.get("peak") is None:
         return None
-    return max(0, space["peak"] - space["at_start"]) >> 10
+    return max(0, resident["peak"] - resident["at_start"]) >> 10

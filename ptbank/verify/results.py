@@ -72,8 +72,9 @@ class SnippetResult:
     key: str = ""
     """The cache key of the code and expectations under this build (empty for a skip's)."""
     grew_mb: int | None = None
-    """MiB of address space the snippet mapped at its peak beyond what its process started
-    with (torch's own): what its `memory_mb` budget must cover. None when not measured."""
+    """MiB of resident memory the snippet used at its peak beyond what its process started
+    with (torch's own, inherited): a measure of what its `memory_mb` budget must cover.
+    None when not measured."""
 
     @property
     def name(self) -> str:

@@ -141,7 +141,7 @@ class _Batch:
     def _start(self, job: Job) -> None:
         files = _prepare(self.workdir, job)
         self.zygote.send({"op": "run", "job": job.id, **files, "threads": self.threads,
-                          "seed": 0, "memory_mb": _address_space_limit(job.snippet),
+                          "seed": 0, "memory_mb": job.snippet.memory_mb,
                           "cap": OUTPUT_CAP})
         self.running[job.id] = _Running(job, files, time.monotonic())
 
@@ -247,12 +247,3 @@ def _read(path: str, start: int, size: int) -> str:
     except FileNotFoundError:
         return ""
 
-
-def _address_space_limit(snippet) -> int | None:
-    """The snippet's memory limit, or None for GPU snippets.
-
-    The CUDA runtime reserves far more virtual address space than any RLIMIT_AS a snippet
-    would get, so a GPU snippet under the limit would fail at CUDA start-up.
-    """
-    needs_gpu = any(r == "cuda" or r.startswith("gpus>=") for r in snippet.requires)
-    return None if needs_gpu else snippet.memory_mb
