@@ -24,7 +24,7 @@ _AGED_APIS = {
 }
 
 _CROSS_REFERENCE = re.compile(r"(?:参见|见|[Ss]ee)\s*`([a-z0-9]+(?:-[a-z0-9]+)+)`")
-"""`见 \`some-question\`` / `see \`some-question\``: how an answer points at another question."""
+"""How an answer points at another question: 见 `some-question`, or see `some-question`."""
 
 Rule = Callable[[Bank, Question], Iterable[Problem]]
 
