@@ -106,7 +106,7 @@ def _require_passing(report) -> None:
     raise VerificationRequired(
         f"{len(bad)} snippet(s) do not pass under torch {report.torch_version}: {names}"
         f"{' ...' if len(bad) > 8 else ''}\n"
-        f"run `ptbank verify` for details, or build with --draft")
+        "run `ptbank verify` for details, or build with --draft")
 
 
 # --- rendering and writing ------------------------------------------------------------------
