@@ -276,18 +276,23 @@ def test_preloading_never_asks_cuda_anything():
     assert done.stdout.strip() == "[]", done.stderr
 
 
-def test_devices_are_probed_in_a_separate_process_unless_torch_is_a_cpu_build():
+def test_devices_are_probed_in_a_separate_process_only_when_the_answer_is_not_known(
+        monkeypatch):
+    from ptbank.verify import requirements
     from ptbank.verify.cache import Versions
     from ptbank.verify.interpreter import Interpreter
-    from ptbank.verify.requirements import probe_devices
 
     def built(torch: str) -> Interpreter:
         interpreter = Interpreter(sys.executable)
         interpreter.versions = Versions(torch=torch, python="CPython 3.11.7")
         return interpreter
 
-    cpu_build = probe_devices(built("2.13.0+cpu"))
+    cpu_build = requirements.probe_devices(built("2.13.0+cpu"))
     assert (cpu_build.cuda, cpu_build.gpus) == (False, 0) and "CPU build" in cpu_build.why
-    probed = probe_devices(built("2.15.0+cu132"))  # no GPU on this machine
+    monkeypatch.setattr(requirements, "nvidia_driver_loaded", lambda: False)
+    no_driver = requirements.probe_devices(built("2.15.0+cu132"))
+    assert no_driver.why == "no NVIDIA driver on this machine; torch 2.15.0+cu132"
+    monkeypatch.setattr(requirements, "nvidia_driver_loaded", lambda: True)
+    probed = requirements.probe_devices(built("2.15.0+cu132"))  # no GPU here all the same
     assert probed.why == "probed with torch 2.15.0+cu132"
     assert (probed.cuda, probed.gpus) == (False, 0)

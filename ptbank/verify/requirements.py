@@ -8,6 +8,7 @@ CUDA, and neither should ptbank itself. A CPU build of torch (version `+cpu`) ne
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from dataclasses import dataclass
 from functools import cached_property
@@ -55,10 +56,17 @@ class Requirements:
 
 
 def probe_devices(interpreter: Interpreter) -> Devices:
-    """CUDA availability and GPU count, asked of a throwaway process of `interpreter`."""
+    """CUDA availability and GPU count, asked of a throwaway process of `interpreter`.
+
+    The probe imports torch (3-5 s for a CUDA build), so it is skipped when its answer is
+    known: a CPU build, or a CUDA build on a machine without the NVIDIA driver. That keeps a
+    fully cached run of a bank with GPU snippets from importing torch at all.
+    """
     version = interpreter.versions.torch
     if version.endswith("+cpu"):
         return Devices(False, 0, f"torch {version} is a CPU build")
+    if "+cu" in version and not nvidia_driver_loaded():
+        return Devices(False, 0, f"no NVIDIA driver on this machine; torch {version}")
     try:
         done = subprocess.run([interpreter.python, "-c", PROBE], capture_output=True, text=True,
                               timeout=PROBE_TIMEOUT)
@@ -67,3 +75,8 @@ def probe_devices(interpreter: Interpreter) -> Devices:
         return Devices(False, 0, f"device probe failed: {type(exc).__name__}")
     return Devices(bool(found["cuda"]), int(found["gpus"]), f"probed with torch {version}")
 
+
+
+def nvidia_driver_loaded() -> bool:
+    """Whether the NVIDIA kernel driver is there, without which CUDA never is (Linux)."""
+    return any(os.path.exists(p) for p in ("/proc/driver/nvidia/version", "/dev/nvidiactl"))
