@@ -170,12 +170,14 @@ def test_verdicts_from_another_machine_are_imported_by_junit_or_folder(tmp_path)
     assert all(r.status is Status.passed for r in there.results)
     report = tmp_path / "there.xml"
     report.write_text(to_junit([there]))
+    (tmp_path / "there" / ("f" * 64 + ".json")).write_text("{damaged")
 
     for source, name in ((report, "from-junit"), (tmp_path / "there", "from-folder")):
         here = tmp_path / name
         done = ptbank("cache", "import", str(source), cwd=tmp_path)
         assert done.returncode == 0, done.stderr
-        assert "imported 3 passed" in done.stdout
+        assert "3 passed" in done.stdout
+        assert ("1 left out" in done.stdout) == (name == "from-folder")
         (tmp_path / "build/cache/verify").rename(here)
         again = verify_bank(bank, cache_dir=here, progress=False)
         assert all(r.cached and r.status is Status.passed for r in again.results)

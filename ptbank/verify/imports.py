@@ -9,10 +9,10 @@ builds, and a snippet that changed since runs again.
 
 from __future__ import annotations
 
-import json
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import PtbankError
@@ -74,23 +74,17 @@ def _case_result(case: ET.Element) -> SnippetResult:
 
 
 def import_folder(folder: Path, cache: ResultCache) -> Counter:
-    """Verdict files of another cache folder (timings and damaged files are left out)."""
+    """Verdict files of another cache folder, read as the cache reads its own (timings.json,
+    damaged and uncacheable entries are left out)."""
+    theirs = ResultCache(folder)
     counts: Counter = Counter()
     for entry in sorted(folder.glob("*.json")):
         if not _KEY.match(entry.stem):
             continue
-        try:
-            data = json.loads(entry.read_text(encoding="utf-8"))
-            status = Status(data["status"])
-        except (OSError, ValueError, KeyError, TypeError):
-            counts["damaged"] += 1
+        result = theirs.get(entry.stem, "", "", "")
+        if result is None:
+            counts["left out"] += 1
             continue
-        if status not in CACHEABLE:
-            counts["not cacheable"] += 1
-            continue
-        cache.put(entry.stem, SnippetResult("", "", status, float(data.get("duration", 0)),
-                                            data.get("reason", ""),
-                                            tuple(data.get("warnings", ())),
-                                            grew_mb=data.get("grew_mb")))
-        counts[status.value] += 1
+        cache.put(entry.stem, replace(result, cached=False))
+        counts[result.status.value] += 1
     return counts
