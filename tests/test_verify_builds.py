@@ -134,7 +134,7 @@ def test_provisioning_leaves_nothing_half_made(tmp_path, monkeypatch):
     monkeypatch.setattr(builds, "_run", failing)
     with pytest.raises(PtbankError, match="no network"):
         builds.provision("2.99.0", tmp_path)
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == [".torch-2.99.0.lock"]
 
     def working(command, what):
         calls.append(what)
@@ -145,9 +145,32 @@ def test_provisioning_leaves_nothing_half_made(tmp_path, monkeypatch):
     monkeypatch.setattr(builds, "_run", working)
     python = builds.provision("2.99.0", tmp_path)
     assert python == tmp_path / "torch-2.99.0" / "bin" / "python" and python.exists()
-    assert [p.name for p in tmp_path.iterdir()] == ["torch-2.99.0"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".torch-2.99.0.lock", "torch-2.99.0"]
     calls.clear()
     assert builds.provision("2.99.0", tmp_path) == python and calls == []  # reused
+
+
+def test_a_provisioned_env_gets_a_snippet_package_added_later(tmp_path, monkeypatch):
+    """An env made before `snippets` gained a package is updated in place, once."""
+    calls = []
+
+    def working(command, what):
+        calls.append((what, command))
+        if what.startswith("create"):
+            (Path(command[-1]) / "bin").mkdir(parents=True)
+            (Path(command[-1]) / "bin" / "python").write_text("")
+
+    monkeypatch.setattr(builds, "_run", working)
+    monkeypatch.setattr(builds, "snippet_packages", lambda: ["numpy"])
+    python = builds.provision("2.99.0", tmp_path)
+    calls.clear()
+    monkeypatch.setattr(builds, "snippet_packages", lambda: ["numpy", "torchao"])
+    assert builds.provision("2.99.0", tmp_path) == python
+    [(what, command)] = calls
+    assert what.startswith("update") and "torchao" in command and "torch==2.99.0" in command
+    assert command[0] == str(python)  # into the existing env, not a new one
+    calls.clear()
+    assert builds.provision("2.99.0", tmp_path) == python and calls == []  # now up to date
 
 
 def test_provisioned_env_keeps_the_locks_pins_but_not_the_pinned_torch_builds_own():

@@ -9,11 +9,13 @@ interpreter with torch installed with `--python PATH`.
 environment with that torch and the packages snippets import (pyproject's `snippets` extra),
 held to requirements.lock's pins for everything but torch and the packages a torch build brings
 with it (CUDA libraries, triton). It is built under a temporary name and renamed into place
-when complete, so an interrupted install never passes for a finished one.
+when complete, so an interrupted install never passes for a finished one. It remembers what it
+was installed from, so a package added to the `snippets` extra reaches it on the next run.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -63,29 +65,67 @@ def build_for(version: str, envs: Path = ENVS, log=print) -> Interpreter:
 
 
 def provision(version: str, envs: Path = ENVS, log=print) -> Path:
-    """build/envs/torch-VERSION/bin/python, installing it first if it is not there yet."""
+    """build/envs/torch-VERSION/bin/python, installing it first if it is not there yet.
+
+    The environment keeps the install request it was made from (INSTALLED); when the snippet
+    packages or the lock's pins change, the next run installs the difference into it.
+    """
+    envs.mkdir(parents=True, exist_ok=True)
+    with open(envs / f".torch-{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two runs at once install once, one after the other
+        return _provision_locked(version, envs, log)
+
+
+def _provision_locked(version: str, envs: Path, log) -> Path:
     env = envs / f"torch-{version}"
     python = env / "bin" / "python"
+    request = _install_request(version)
     if python.exists():
+        if _installed_request(env) != request:
+            log(f"ptbank: updating {env}: the snippet packages or their pins changed")
+            _install(python, request, f"update the packages of torch {version}")
+            (env / INSTALLED).write_text(request, encoding="utf-8")
         return python
-    envs.mkdir(parents=True, exist_ok=True)
     partial = envs / f".torch-{version}.partial"
     shutil.rmtree(partial, ignore_errors=True)  # what an interrupted install left
     log(f"ptbank: installing torch {version} into {env} (once: a minute or more; "
         "a CUDA build of torch is several GB)")
     try:
         _run([sys.executable, "-m", "venv", str(partial)], "create a virtual environment")
-        constraints = partial / "constraints.txt"
-        constraints.write_text(_constraints(), encoding="utf-8")
-        quiet = [] if sys.stderr.isatty() else ["-q"]  # a terminal sees pip's progress
-        _run([str(partial / "bin" / "python"), "-m", "pip", "install", *quiet,
-              "--disable-pip-version-check", f"torch=={version}", *snippet_packages(),
-              "-c", str(constraints)], f"install torch {version}")
+        _install(partial / "bin" / "python", request, f"install torch {version}")
+        (partial / INSTALLED).write_text(request, encoding="utf-8")
         partial.rename(env)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
     return python
+
+
+INSTALLED = "ptbank-install.txt"
+"""Written into each provisioned environment: the request (packages, then pins) it holds."""
+
+
+def _install_request(version: str) -> str:
+    """What an environment for torch `version` is installed from: requirements, then pins."""
+    return "\n".join([f"torch=={version}", *snippet_packages(), "# constraints",
+                      _constraints().strip()]) + "\n"
+
+
+def _installed_request(env: Path) -> str | None:
+    try:
+        return (env / INSTALLED).read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def _install(python: Path, request: str, what: str) -> None:
+    """pip-install `request` (as made by _install_request) with `python`."""
+    requirements, constraints = request.split("# constraints\n", 1)
+    constraints_file = python.parent.parent / "constraints.txt"
+    constraints_file.write_text(constraints, encoding="utf-8")
+    quiet = [] if sys.stderr.isatty() else ["-q"]  # a terminal sees pip's progress
+    _run([str(python), "-m", "pip", "install", *quiet, "--disable-pip-version-check",
+          *requirements.split(), "-c", str(constraints_file)], what)
 
 
 def snippet_packages() -> list[str]:
