@@ -16,7 +16,7 @@ from ptbank.loader import load_bank
 from ptbank.models import Snippet
 from ptbank.verify import Status, verify_bank
 from ptbank.verify import facts
-from ptbank.verify.cache import Versions, cache_key, extra_modules
+from ptbank.verify.cache import ResultCache, Versions, cache_key, extra_modules
 
 PASSING = Path(__file__).parent / "fixtures" / "verify-passing"
 
@@ -123,6 +123,28 @@ def test_damaged_cache_entries_are_ignored(warm, tmp_path):
     report = verify_bank(warm["bank"], only=["quick-checks/arange-sum"], cache_dir=cache_dir,
                          progress=False)
     assert report.ok and not report.results[0].cached
+
+
+DAMAGES = [{"duration": "abc"}, {"duration": None}, {"warnings": 5}, {"status": 3},
+           {"reason": ["a"]}, {"grew_mb": "big"}, {"duration": -1}]
+
+
+def test_entries_with_wrong_types_are_misses_and_rerun(warm, tmp_path):
+    """Valid JSON, wrong types: later runs rerun the snippet rather than crash on the entry."""
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    [target] = [r for r in warm["cold"].results if r.name == "quick-checks/arange-sum"]
+    good = json.loads((warm["cache_dir"] / f"{target.key}.json").read_text())
+    entry = cache_dir / f"{target.key}.json"
+    for damage in DAMAGES:
+        entry.write_text(json.dumps(good | damage))
+        assert ResultCache(cache_dir).get(target.key, "q", "s", "") is None, damage
+    timings = json.loads((warm["cache_dir"] / "timings.json").read_text())
+    (cache_dir / "timings.json").write_text(
+        json.dumps({name: "abc" for name in timings} | {"other/snippet": None}))
+    report = verify_bank(warm["bank"], only=[target.name], cache_dir=cache_dir, progress=False)
+    assert report.ok and not report.results[0].cached
+    assert ResultCache(cache_dir).get(target.key, "q", "s", "") is not None  # replaced
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -57,12 +57,13 @@ def test_no_result_counts_when_the_canary_run_beside_it_fails(tmp_path):
     handed_on: list[Finished] = []
     try:
         with pytest.raises(VerifierError, match="canary hung"):
-            run_jobs_with_canary(zygote, [Job("0", Snippet(id="quick", code="pass"))], slots=2,
+            quick = Snippet(id="quick", code="open('finished', 'w').close()")
+            run_jobs_with_canary(zygote, [Job("0", quick)], slots=2,
                                  threads=1, workdir=tmp_path, on_finish=handed_on.append,
                                  canary_timeout=3)
     finally:
         zygote.close()
-    assert (tmp_path / "0" / "result.json").exists(), "the snippet should have finished first"
+    assert (tmp_path / "0" / "finished").exists(), "the snippet should have finished first"
     assert handed_on == []
 
 
@@ -146,8 +147,8 @@ def test_children_get_the_requested_thread_count(zygote):
              threads=2, workdir=workdir, on_finish=done.append)
     report = done[0].report
     resident = report.pop("resident")
-    assert report == {"outcome": "completed", "warnings": [], "stdout_bytes": 0,
-                      "stderr_bytes": 0}
+    assert report == {"outcome": "completed", "warnings": []}
+    assert (done[0].stdout_bytes, done[0].stderr_bytes) == (0, 0)
     assert 0 < resident["at_start"] <= resident["peak"]
 
 
@@ -197,8 +198,8 @@ class FakeZygote:
             if "hang" in code:
                 self.hanging.add(job)
             else:
-                Path(message["result"]).write_text(json.dumps({"outcome": "completed"}))
-                self.outbox.append({"event": "exit", "job": job, "status": 0})
+                report = json.dumps({"outcome": "completed", "warnings": []})
+                self.outbox.append({"event": "exit", "job": job, "status": 0, "report": report})
         elif message["op"] == "kill" and job in self.hanging:
             self.outbox.append({"event": "exit", "job": job, "status": signal.SIGKILL})
 
@@ -218,7 +219,8 @@ def test_scheduler_runs_heaviest_first_within_the_slots(tmp_path):
     run_jobs(fake, jobs, slots=2, threads=1, workdir=tmp_path, on_finish=done.append)
     assert fake.started == ["heavy", "medium", "light", "tiny"]
     assert fake.max_running <= 2
-    assert all(d.report == {"outcome": "completed"} and not d.timed_out for d in done)
+    assert all(d.report == {"outcome": "completed", "warnings": []} and not d.timed_out
+               for d in done)
 
 
 def test_scheduler_kills_a_snippet_at_its_timeout(tmp_path):

@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from ..atomic import write_text_atomic
 from ..models import Snippet
 from .results import CACHEABLE, SnippetResult, Status
 
-VERIFIER_VERSION = "4"
+VERIFIER_VERSION = "5"
 """Bump when the child's environment or the classification changes: every verdict reruns."""
 _IMPORT = re.compile(r"^\s*(?:import|from)\s+([A-Za-z_]\w*)", re.M)
 _SKIP_MODULES = frozenset(sys.stdlib_module_names) | {"torch", "__future__"}
@@ -63,6 +66,18 @@ def _is_device(requirement: str) -> bool:
     return requirement == "cuda" or requirement.startswith("gpus>=")
 
 
+class _CacheEntry(BaseModel):
+    """One verdict file, as read back: anything else is a damaged entry, i.e. a miss."""
+
+    model_config = ConfigDict(strict=True)
+
+    status: Status
+    duration: float = Field(ge=0, allow_inf_nan=False)
+    reason: str = ""
+    warnings: list[str] = []
+    grew_mb: int | None = None
+
+
 class ResultCache:
     """Verdicts on disk under `root`, one file per key; timings by snippet name."""
 
@@ -70,16 +85,16 @@ class ResultCache:
         self.root = root
 
     def get(self, key: str, question_id: str, snippet_id: str, where: str) -> SnippetResult | None:
+        """The cached verdict, or None: missing, not cacheable, or damaged (then run it again)."""
         try:
-            data = json.loads((self.root / f"{key}.json").read_text(encoding="utf-8"))
-            status = Status(data["status"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # missing, or damaged by hand: run the snippet again
-        if status not in CACHEABLE:
+            entry = _CacheEntry.model_validate_json((self.root / f"{key}.json").read_bytes())
+        except (OSError, ValidationError):
             return None
-        return SnippetResult(question_id, snippet_id, status, float(data.get("duration", 0)),
-                             data.get("reason", ""), tuple(data.get("warnings", ())),
-                             cached=True, where=where, key=key, grew_mb=data.get("grew_mb"))
+        if entry.status not in CACHEABLE:
+            return None
+        return SnippetResult(question_id, snippet_id, entry.status, entry.duration, entry.reason,
+                             tuple(entry.warnings), cached=True, where=where, key=key,
+                             grew_mb=entry.grew_mb)
 
     def put(self, key: str, result: SnippetResult) -> None:
         if result.status not in CACHEABLE or result.cached:
@@ -87,13 +102,19 @@ class ResultCache:
         entry = {"status": result.status.value, "duration": round(result.duration, 3),
                  "reason": result.reason, "warnings": list(result.warnings),
                  "grew_mb": result.grew_mb}
-        self._write(f"{key}.json", json.dumps(entry, ensure_ascii=False))
+        self._write(f"{key}.json", json.dumps(entry))  # ASCII: any text at all encodes
 
     def timings(self) -> dict[str, float]:
+        """Last durations by snippet name; what is not a number of seconds is left out."""
         try:
-            return dict(json.loads((self.root / "timings.json").read_text(encoding="utf-8")))
-        except (OSError, ValueError, TypeError):
+            data = json.loads((self.root / "timings.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
             return {}
+        if not isinstance(data, dict):
+            return {}
+        return {name: float(seconds) for name, seconds in data.items()
+                if isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+                and math.isfinite(seconds) and seconds >= 0}
 
     def save_timings(self, measured: dict[str, float]) -> None:
         if measured:

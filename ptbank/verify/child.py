@@ -1,8 +1,9 @@
 """A freshly forked snippet process: fence itself in, run the snippet as `__main__`, report.
 
-Runs only inside the zygote's children, where torch is already imported. The report is a JSON
-file written as the very last step, so a process that dies or exits early leaves none, and the
-parent can tell "finished" from "vanished" (os._exit(0) is never a pass).
+Runs only inside the zygote's children, where torch is already imported; fds 1 and 2 are pipes
+the zygote reads. The report is JSON written to the report pipe as the very last step, so a
+process that dies or exits early sends none, and the parent can tell "finished" from "vanished"
+(os._exit(0) is never a pass).
 """
 
 from __future__ import annotations
@@ -21,17 +22,16 @@ import warnings
 from typing import NoReturn
 
 FILE_SIZE_LIMIT = 1 << 30
-"""Largest file a snippet may write: a backstop against filling the disk through fd 1/2."""
+"""Largest file a snippet may write: a backstop against filling the disk."""
 MESSAGE_LIMIT = 4000
 MAX_WARNINGS = 50
 
 
-def run(request: dict) -> NoReturn:
-    """Run the snippet described by `request` in this (forked) process, then _exit."""
+def run(request: dict, report_fd: int) -> NoReturn:
+    """Run the snippet described by `request` in this (forked) process, report, then _exit."""
     me = os.getpid()
     os.setpgid(0, 0)  # own group: the parent kills it whole, grandchildren included
-    out = _redirect(request["stdout"], 1, request["cap"])
-    err = _redirect(request["stderr"], 2, request["cap"])
+    out, err = _text_stream(1), _text_stream(2)
     at_start = _limit(request["memory_mb"])
     faulthandler.enable(file=err, all_threads=True)
     os.chdir(os.path.dirname(request["script"]))
@@ -41,42 +41,19 @@ def run(request: dict) -> NoReturn:
         for stream in (out, err):
             with contextlib.suppress(ValueError, OSError):  # the snippet may have closed it
                 stream.flush()
-        report.update(stdout_bytes=out.buffer.raw.written, stderr_bytes=err.buffer.raw.written,
-                      resident={"at_start": at_start, "peak": _vm_kib("VmHWM")})
-        _write_json(request["result"], report)
+        report["resident"] = {"at_start": at_start, "peak": _vm_kib("VmHWM")}
+        _send_report(report_fd, report)
     os._exit(0)
 
 
-class _CappedFile(io.RawIOBase):
-    """fd 1/2 as seen from Python: keeps the first `cap` bytes and counts the rest."""
+def _text_stream(fd: int) -> io.TextIOWrapper:
+    """sys.stdout or sys.stderr on `fd`, line-buffered as on the terminal it was written at.
 
-    def __init__(self, fd: int, cap: int):
-        self._fd, self._room, self.written = fd, cap, 0
-
-    def writable(self) -> bool:
-        return True
-
-    def fileno(self) -> int:
-        return self._fd
-
-    def write(self, data) -> int:
-        size = len(data)
-        self.written += size
-        keep = memoryview(data)[: max(self._room, 0)]
-        while keep:
-            done = os.write(self._fd, keep)
-            self._room -= done
-            keep = keep[done:]
-        return size
-
-
-def _redirect(path: str, fd: int, cap: int) -> io.TextIOWrapper:
-    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(target, fd)
-    os.close(target)
-    # Line-buffered as on the terminal where the snippet was written, so that print() and
-    # output from subprocesses or C code on the same fd interleave in the order they happened.
-    stream = io.TextIOWrapper(io.BufferedWriter(_CappedFile(fd, cap)), encoding="utf-8",
+    So print() and output from subprocesses or C code on the same fd interleave in the order
+    they happened.
+    """
+    stream = io.TextIOWrapper(io.BufferedWriter(io.FileIO(fd, "w", closefd=False)),
+                              encoding="utf-8",
                               errors="backslashreplace", line_buffering=True)
     setattr(sys, ("stdout", "stderr")[fd - 1], stream)
     return stream
@@ -194,8 +171,8 @@ def _exit_code(exc: BaseException) -> int | str | None:
     return code if code is None or isinstance(code, int) else str(code)
 
 
-def _write_json(path: str, data: dict) -> None:
-    partial = f"{path}.part"
-    with open(partial, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
-    os.replace(partial, path)
+def _send_report(fd: int, report: dict) -> None:
+    data = json.dumps(report).encode("ascii")  # ASCII: a lone surrogate travels escaped
+    with contextlib.suppress(OSError):  # the zygote is gone: nobody is left to tell
+        while data:
+            data = data[os.write(fd, data):]

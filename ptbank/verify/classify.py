@@ -29,8 +29,8 @@ def classify(snippet: Snippet, done: Finished) -> tuple[Status, str, tuple[str, 
     for judge in (_judge_process, _judge_exception, _judge_stdout, _judge_warnings):
         status, reason = judge(snippet, done)
         if status is not None:
-            return status, reason, warnings + _output_notes(report)
-    return Status.passed, "", warnings + _output_notes(report)
+            return status, reason, warnings + _output_notes(done)
+    return Status.passed, "", warnings + _output_notes(done)
 
 
 Verdict = tuple[Status | None, str]
@@ -50,6 +50,10 @@ def _judge_process(snippet: Snippet, done: Finished) -> Verdict:
         return Status.crashed, _with_tail(
             f"the process exited (status {code}) before the snippet finished, "
             "e.g. os._exit(); a snippet must run to its end", done)
+    if os.WEXITSTATUS(status) != 0:  # the child exits 0 right after its report, always
+        return Status.crashed, _with_tail(
+            f"the process exited (status {os.WEXITSTATUS(status)}) after a report it did not "
+            "finish: the report is not trusted", done)
     exc = done.report.get("exception")
     if exc and exc["name"] == "SystemExit" and not _is_expected(snippet, exc):
         return Status.crashed, (f"sys.exit({exc['exit_code']!r}) at line {exc['line']}: "
@@ -134,10 +138,11 @@ def _short_path(path: str, script: str) -> str:
     return path[len(folder):] if path.startswith(folder) else _SITE.sub("", path)
 
 
-def _output_notes(report: dict) -> tuple[str, ...]:
-    return tuple(f"{name} capped: {report[key]:,} bytes written, the first {OUTPUT_CAP:,} kept"
-                 for name, key in (("stdout", "stdout_bytes"), ("stderr", "stderr_bytes"))
-                 if report.get(key, 0) > OUTPUT_CAP)
+def _output_notes(done: Finished) -> tuple[str, ...]:
+    return tuple(f"{name} capped: {written:,} bytes written, the first {OUTPUT_CAP:,} kept"
+                 for name, written in (("stdout", done.stdout_bytes),
+                                       ("stderr", done.stderr_bytes))
+                 if written > OUTPUT_CAP)
 
 
 def _fatal_error(head: str, done: Finished) -> str:

@@ -133,7 +133,7 @@ class _Run:
         for number, target in enumerate(runnable):
             self.by_job[str(number)] = target
             jobs.append(Job(str(number), target.snippet,
-                            estimate(target.snippet, last.get(target.name))))
+                            estimate(target.snippet, last.get(target.name)), target.name))
         preload = {r for t in runnable for r in t.snippet.requires
                    if r != "cuda" and not r.startswith("gpus>=")}
         preload.update(shared_imports(t.snippet for t in runnable))
@@ -156,7 +156,7 @@ class _Run:
         if status in RETRIED and target.name not in self.first_attempts:
             first_line = reason.splitlines()[0] if reason else ""
             self.first_attempts[target.name] = f"{status.value}: {first_line}"
-            again = Job(f"{done.job.id}-again", target.snippet, done.duration)
+            again = Job(f"{done.job.id}-again", target.snippet, done.duration, target.name)
             self.by_job[again.id] = target
             self.again.append(again)
             return

@@ -20,8 +20,11 @@ from pathlib import Path
 import ptbank
 
 from ..errors import EXIT_FAILED, PtbankError
+from .proctree import kill_tree
 
 DEFAULT_CACHE = Path("build/cache/verify")
+CLOSE_TIMEOUT = 3.0
+"""Seconds the zygote has to kill its snippets and exit once told to."""
 READY_TIMEOUT = 300.0
 """Seconds the zygote may take to import torch (minutes on a cold disk under load)."""
 
@@ -30,6 +33,11 @@ class VerifierError(PtbankError):
     """The verifier itself could not run (zygote died, canary hung): nothing can be trusted."""
 
     exit_status = EXIT_FAILED
+
+    def __init__(self, message: str, *, snippets_named: bool = False):
+        super().__init__(message)
+        self.snippets_named = snippets_named
+        """Whether the message already names the snippets that were running."""
 
 
 class Zygote:
@@ -88,7 +96,8 @@ class Zygote:
         """EOF on its stdin: the zygote kills every snippet group still alive and exits.
 
         A zygote that never became ready has no children yet and may still be importing torch
-        for seconds: it is killed instead of waited for.
+        for seconds: it is killed instead of waited for. One that does not exit in time (a
+        snippet may have stopped it with a signal) is killed with every process below it.
         """
         if not self.ready:
             self.proc.kill()
@@ -98,9 +107,9 @@ class Zygote:
             except BrokenPipeError:
                 pass
         try:
-            self.proc.wait(10)
+            self.proc.wait(CLOSE_TIMEOUT)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            kill_tree(self.proc.pid)
             self.proc.wait()
         self.proc.stdout.close()
 

@@ -8,11 +8,9 @@ grandchild outlives it.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
-import signal
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -20,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..models import Snippet
+from .child_report import clean, parse_report
 from .launch import VerifierError, Zygote
+from .proctree import kill_tree
 
 OUTPUT_CAP = 1 << 20
 """Bytes of a snippet's stdout (and of its stderr) that are kept; the rest is counted only."""
-TAIL = 8192
 CANARY = """\
 import torch
 torch.set_num_threads(2)
@@ -34,6 +33,8 @@ assert torch.ones(1 << 20).sum().item() == 1 << 20
 """
 """Multi-threaded ops that hang in a child if the zygote ever started its OpenMP pool."""
 CANARY_TIMEOUT = 30.0
+KILL_GRACE = 10.0
+"""Seconds the zygote has to report a snippet it was told to kill, before it is given up on."""
 CANARY_ID = "canary"
 """The canary's job id; snippets' job ids are numbers."""
 _HEAVY_HINTS = ((re.compile(r"torch\.compile|torch\._inductor"), 12.0),
@@ -53,6 +54,12 @@ class Job:
     snippet: Snippet
     estimate: float = 0.0
     """Expected seconds, for heaviest-first scheduling."""
+    name: str = ""
+    """What messages call it (question-id/snippet-id); the snippet's id if empty."""
+
+    @property
+    def label(self) -> str:
+        return self.name or self.snippet.id
 
 
 def shared_imports(snippets: Iterable[Snippet]) -> list[str]:
@@ -79,11 +86,13 @@ class Finished:
     timed_out: bool
     duration: float
     report: dict | None
-    """The child's JSON report; None when it died or exited before writing it."""
+    """The child's report; None when it died or exited before sending it, or sent a damaged one."""
     stdout: str
     """The kept head of standard output."""
     stdout_tail: str
     stderr_tail: str
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
 
 
 def estimate(snippet: Snippet, last_known: float | None) -> float:
@@ -110,10 +119,14 @@ def run_jobs(zygote: Zygote, jobs: list[Job], *, slots: int, threads: int, workd
     batch = _Batch(zygote, workdir, threads, on_finish)
     try:
         batch.run(deque(sorted(jobs, key=lambda j: -j.estimate)), slots)
-    except VerifierError:  # the zygote is gone: its snippets' groups are orphans, kill them here
+    except VerifierError as exc:  # the zygote is gone: its snippets' groups are orphans
         for entry in batch.running.values():
             if entry.pid:
-                _kill_group(entry.pid)
+                kill_tree(entry.pid)
+        names = ", ".join(e.job.label for e in batch.running.values() if e.job.id != CANARY_ID)
+        if names and not exc.snippets_named:
+            raise VerifierError(f"{exc}\nrunning at the time: {names}",
+                                snippets_named=True) from None
         raise
 
 
@@ -137,6 +150,12 @@ class _Batch:
                 if entry.deadline is not None and now >= entry.deadline and not entry.killed:
                     self.zygote.send({"op": "kill", "job": entry.job.id})
                     entry.killed = True
+                    entry.deadline = now + KILL_GRACE
+                elif entry.killed and now >= entry.deadline:
+                    raise VerifierError(
+                        f"{entry.job.label} did not end {KILL_GRACE:g} s after it was killed "
+                        "at its timeout: the zygote no longer answers (a snippet may have "
+                        "stopped it with a signal)", snippets_named=True)
 
     def _start(self, job: Job) -> None:
         files = _prepare(self.workdir, job)
@@ -152,7 +171,7 @@ class _Batch:
             entry.deadline = time.monotonic() + entry.job.snippet.timeout
         elif event["event"] == "exit":
             del self.running[event["job"]]
-            self.on_finish(_collect(entry, event["status"]))
+            self.on_finish(_collect(entry, event))
 
 
 def run_jobs_with_canary(zygote: Zygote, jobs: list[Job], *, slots: int, threads: int,
@@ -201,49 +220,30 @@ class _CanaryGate:
             self.held.append(done)
 
 
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def _wait_time(running: Iterable[_Running]) -> float | None:
-    deadlines = [r.deadline for r in running if r.deadline is not None and not r.killed]
+    deadlines = [r.deadline for r in running if r.deadline is not None]
     return None if not deadlines else max(min(deadlines) - time.monotonic(), 0.0)
 
 
 def _prepare(workdir: Path, job: Job) -> dict[str, str]:
-    """The job's folder: run/snippet.py (its cwd), and where its output and report go."""
-    base = workdir / job.id
-    (base / "run").mkdir(parents=True)
-    script = base / "run" / "snippet.py"
+    """The job's folder, its cwd, holding the snippet as snippet.py."""
+    folder = workdir / job.id
+    folder.mkdir(parents=True)
+    script = folder / "snippet.py"
     script.write_text(job.snippet.code, encoding="utf-8")
-    return {"script": str(script), "stdout": str(base / "stdout"),
-            "stderr": str(base / "stderr"), "result": str(base / "result.json")}
+    return {"script": str(script)}
 
 
-def _collect(entry: _Running, status: int) -> Finished:
-    files = entry.files
-    report = None
-    if os.path.exists(files["result"]):
-        with open(files["result"], encoding="utf-8") as handle:
-            report = json.load(handle)
+def _collect(entry: _Running, exit_event: dict) -> Finished:
+    """What the zygote reported of a child that exited: status, report and output."""
+    report = parse_report(exit_event.get("report"))
+    status = exit_event["status"]
     return Finished(
-        job=entry.job, script=files["script"], status=status,
+        job=entry.job, script=entry.files["script"], status=status,
         timed_out=entry.killed and os.WIFSIGNALED(status) and report is None,
         duration=time.monotonic() - entry.sent, report=report,
-        stdout=_read(files["stdout"], 0, OUTPUT_CAP),
-        stdout_tail=_read(files["stdout"], -TAIL, TAIL),
-        stderr_tail=_read(files["stderr"], -TAIL, TAIL))
-
-
-def _read(path: str, start: int, size: int) -> str:
-    try:
-        with open(path, "rb") as handle:
-            if start < 0:
-                handle.seek(max(os.fstat(handle.fileno()).st_size + start, 0))
-            return handle.read(size).decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        return ""
-
+        stdout=clean(exit_event.get("stdout", "")),
+        stdout_tail=clean(exit_event.get("stdout_tail", "")),
+        stderr_tail=clean(exit_event.get("stderr_tail", "")),
+        stdout_bytes=exit_event.get("stdout_bytes", 0),
+        stderr_bytes=exit_event.get("stderr_bytes", 0))

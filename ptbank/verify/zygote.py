@@ -9,7 +9,13 @@ snippets `require`), then serves JSON lines: requests on fd 0, replies on fd 1.
     → {"op": "run", "job": "7", ...child request, see child.run}
     ← {"event": "started", "job": "7", "pid": 1234}
     → {"op": "kill", "job": "7"}                        (the parent's timeout)
-    ← {"event": "exit", "job": "7", "status": 9}        (os.waitpid status)
+    ← {"event": "exit", "job": "7", "status": 9, "report": "{...}" or null,
+       "stdout": "...", "stdout_bytes": 12, "stdout_tail": "...", "stderr_tail": "...", ...}
+
+A child's stdout, stderr and report are pipes that only the zygote reads: it keeps the first
+`cap` bytes and the last TAIL bytes of each stream and counts the rest, so a flood written with
+os.write() costs nothing on disk; and the verdict comes from what arrives on the report pipe and
+from the exit status the zygote reaped, never from a file a snippet could write.
 
 The zygote itself must never run an op (a child of a process that already started its OpenMP
 pool hangs on its first parallel op) and never touch CUDA (a forked child cannot use a CUDA
@@ -31,10 +37,16 @@ import sys
 import time
 import traceback
 
+from .proctree import children, kill_group, kill_tree
+
 BASE_PRELOAD = ("torch", "torch._dynamo", "torch.optim", "torch.utils.data",
                 "torch.distributed", "torch.func", "torch.multiprocessing", "numpy")
 """Imported before any fork: their lazy imports would cost every snippet seconds otherwise."""
 PR_SET_CHILD_SUBREAPER = 36
+TAIL = 8192
+"""Bytes kept from the end of a child's stdout and of its stderr, for messages."""
+REPORT_LIMIT = 4 << 20
+"""A report longer than this is no report the child wrote: it counts as damaged."""
 EXIT_CHILD_SETUP = 70
 """Status of a child that failed before the snippet began (EX_SOFTWARE)."""
 
@@ -114,7 +126,7 @@ class _Server:
 
     def __init__(self, requests: int, replies: int):
         self.requests, self.replies = requests, replies
-        self.running: dict[int, str] = {}  # pid → job id
+        self.running: dict[int, tuple[str, _Capture]] = {}  # pid → job id, its pipes
         self.wake_r, self.wake_w = os.pipe()
         for fd in (self.wake_r, self.wake_w):
             os.set_blocking(fd, False)
@@ -134,28 +146,37 @@ class _Server:
             for key, _ in self.selector.select():
                 if key.fd == self.wake_r:
                     _drain(self.wake_r)
-                    continue
-                data = os.read(self.requests, 1 << 16)
-                if not data:
-                    return self._shutdown()
-                pending += data
+                elif key.data is not None:
+                    if not key.data.read(key.fd):
+                        self._forget_fd(key.fd, key.data)
+                else:
+                    data = os.read(self.requests, 1 << 16)
+                    if not data:
+                        return self._shutdown()
+                    pending += data
             self._reap()
 
     def _handle(self, request: dict) -> None:
         if request["op"] == "run":
             self._fork(request)
         elif request["op"] == "kill":
-            for pid, job in self.running.items():
+            for pid, (job, _) in self.running.items():
                 if job == request["job"]:
-                    _kill_group(pid)
+                    kill_tree(pid)
 
     def _fork(self, request: dict) -> None:
+        pipes = {name: os.pipe2(os.O_CLOEXEC) for name in _Capture.STREAMS}
         pid = os.fork()
         if pid == 0:
             try:
                 self._forget_in_child()
+                for read_end, _ in pipes.values():
+                    os.close(read_end)
+                for fd, name in ((1, "stdout"), (2, "stderr")):
+                    os.dup2(pipes[name][1], fd)  # fds 1 and 2 stay open across exec
+                    os.close(pipes[name][1])
                 from . import child
-                child.run(request)
+                child.run(request, pipes["report"][1])
             except BaseException:  # noqa: BLE001 - setting up the child failed: say why, then die
                 traceback.print_exc()
             finally:
@@ -164,15 +185,32 @@ class _Server:
             os.setpgid(pid, pid)  # also done by the child; whichever runs first wins the race
         except OSError:
             pass
-        self.running[pid] = request["job"]
+        for _, write_end in pipes.values():
+            os.close(write_end)
+        capture = _Capture({name: read_end for name, (read_end, _) in pipes.items()},
+                           request["cap"])
+        for fd in capture.fds:
+            os.set_blocking(fd, False)
+            self.selector.register(fd, selectors.EVENT_READ, capture)
+        self.running[pid] = (request["job"], capture)
         _send(self.replies, {"event": "started", "job": request["job"], "pid": pid})
 
     def _forget_in_child(self) -> None:
+        """What a child must not hold: the protocol, and the other children's output pipes."""
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         self.selector.close()
         for fd in (self.requests, self.replies, self.wake_r, self.wake_w):
             os.close(fd)
+        for _, capture in self.running.values():
+            for fd in capture.fds:
+                os.close(fd)
+
+    def _forget_fd(self, fd: int, capture: _Capture) -> None:
+        """Stop reading one of a child's pipes: at its end, or once the child is reaped."""
+        self.selector.unregister(fd)
+        os.close(fd)
+        del capture.names[fd]
 
     def _reap(self) -> None:
         """Report every exited child; kill its group first, while its pid is still reserved."""
@@ -183,20 +221,22 @@ class _Server:
                 return
             if info is None or info.si_pid == 0:
                 return
-            job = self.running.pop(info.si_pid, None)
+            job, capture = self.running.pop(info.si_pid, (None, None))
             if job is not None:
-                _kill_group(info.si_pid)
+                kill_group(info.si_pid)
             _, status = os.waitpid(info.si_pid, 0)
             if job is not None:
-                _send(self.replies, {"event": "exit", "job": job, "status": status})
+                for fd in capture.drain():  # what is still in the pipes; a survivor's is lost
+                    self._forget_fd(fd, capture)
+                _send(self.replies, {"event": "exit", "job": job, "status": status,
+                                     **capture.summary()})
 
     def _shutdown(self) -> None:
         """The parent is gone or done: kill every group and every adopted orphan, reap all."""
         for pid in list(self.running):
-            _kill_group(pid)
-        for pid in _children():
-            _kill_group(pid)
-            _kill(pid)
+            kill_tree(pid)
+        for pid in children():
+            kill_tree(pid)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             try:
@@ -206,29 +246,67 @@ class _Server:
                 return
 
 
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+class _Capture:
+    """A child's stdout, stderr and report pipes, read as they fill.
 
+    Of stdout and stderr it keeps the first `cap` bytes and the last TAIL bytes and counts all;
+    the report it keeps whole, up to REPORT_LIMIT.
+    """
 
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    STREAMS = ("stdout", "stderr", "report")
 
+    def __init__(self, fds: dict[str, int], cap: int):
+        self.names = {fd: name for name, fd in fds.items()}
+        self.cap = cap
+        self.head = {name: bytearray() for name in self.STREAMS}
+        self.tail = {name: b"" for name in self.STREAMS}
+        self.size = dict.fromkeys(self.STREAMS, 0)
 
-def _children() -> list[int]:
-    pids = []
-    for task in os.listdir("/proc/self/task"):
+    @property
+    def fds(self) -> list[int]:
+        return list(self.names)
+
+    def read(self, fd: int) -> bool:
+        """Take what is in the pipe now; False at its end (or when nothing can come)."""
         try:
-            with open(f"/proc/self/task/{task}/children") as handle:
-                pids += [int(p) for p in handle.read().split()]
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return True
         except OSError:
-            pass
-    return pids
+            return False
+        if data:
+            self._keep(self.names[fd], data)
+        return bool(data)
+
+    def drain(self) -> list[int]:
+        """After the child is gone: read each pipe until it is empty; return the fds to close."""
+        for fd in self.fds:
+            while True:
+                try:
+                    data = os.read(fd, 1 << 16)
+                except OSError:  # empty, though a grandchild that escaped may still hold it
+                    break
+                if not data:
+                    break
+                self._keep(self.names[fd], data)
+        return self.fds
+
+    def _keep(self, name: str, data: bytes) -> None:
+        limit = REPORT_LIMIT + 1 if name == "report" else self.cap
+        room = limit - len(self.head[name])
+        if room > 0:
+            self.head[name] += data[:room]
+        self.tail[name] = (self.tail[name] + data)[-TAIL:]
+        self.size[name] += len(data)
+
+    def summary(self) -> dict:
+        text = {name: bytes(self.head[name]).decode("utf-8", "replace") for name in self.head}
+        report = text["report"] if 0 < self.size["report"] <= REPORT_LIMIT else None
+        return {"report": report, "report_bytes": self.size["report"],
+                "stdout": text["stdout"], "stdout_bytes": self.size["stdout"],
+                "stderr_bytes": self.size["stderr"],
+                "stdout_tail": self.tail["stdout"].decode("utf-8", "replace"),
+                "stderr_tail": self.tail["stderr"].decode("utf-8", "replace")}
 
 
 def _drain(fd: int) -> None:
