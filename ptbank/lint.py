@@ -6,6 +6,7 @@ Each rule is a function `(bank, question) -> Iterable[Problem]`; `RULES` lists t
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -25,6 +26,12 @@ _AGED_APIS = {
 
 _CROSS_REFERENCE = re.compile(r"(?:参见|见|[Ss]ee)\s*`([a-z0-9]+(?:-[a-z0-9]+)+)`")
 """How an answer points at another question: 见 `some-question`, or see `some-question`."""
+
+_HIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"  # control characters
+                     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # direction marks
+                     "\u200b\u2060\ufeff]")  # zero-width characters
+"""Characters that print as nothing (or reorder what prints): the "Trojan Source" trick, by
+which printed code reads differently from the code that ran."""
 
 Rule = Callable[[Bank, Question], Iterable[Problem]]
 
@@ -87,6 +94,38 @@ def cross_references_exist(bank: Bank, q: Question) -> Iterable[Problem]:
                         yield _problem(bank, q, (lang, field),
                                        f"refers the reader to `{name}`, which is not a "
                                        "question of this bank", text_line=number)
+
+
+def no_hidden_characters(bank: Bank, q: Question) -> Iterable[Problem]:
+    """No control, direction-changing or zero-width characters anywhere in a question."""
+    for field, text in _all_text(q):
+        for number, line in enumerate(text.split("\n"), 1):
+            for found in _HIDDEN.finditer(line):
+                char = found.group()
+                name = unicodedata.name(char, "a control character")
+                yield _problem(bank, q, field,
+                               f"U+{ord(char):04X} ({name}) at column {found.start() + 1}: "
+                               "invisible and direction-changing characters make what prints "
+                               "differ from what it says or runs", text_line=number)
+                break  # one finding per line is enough to find it
+
+
+def _all_text(q: Question) -> Iterable[tuple[tuple, str]]:
+    """(field path, text) of every piece of text a question holds."""
+    yield ("id",), q.id
+    for index, tag in enumerate(q.tags):
+        yield ("tags", index), tag
+    for lang in ("zh", "en"):
+        text = q.text(lang)
+        for field in ("title", "question", "answer"):
+            yield (lang, field), getattr(text, field)
+        for field in ("rubric", "follow_ups"):
+            for index, item in enumerate(getattr(text, field)):
+                yield (lang, field, index), item
+    for index, s in enumerate(q.snippets):
+        for field in ("id", "code", "raises", "match", "stdout"):
+            if getattr(s, field) is not None:
+                yield ("snippets", index, field), getattr(s, field)
 
 
 def checks_a_claim(bank: Bank, q: Question) -> Iterable[Problem]:
@@ -173,6 +212,7 @@ RULES: tuple[Rule, ...] = (
     languages_match_their_section,
     no_placeholders,
     cross_references_exist,
+    no_hidden_characters,
     checks_a_claim,
     snippet_fields_consistent,
     printable_code,

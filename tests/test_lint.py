@@ -120,6 +120,20 @@ RULE_CASES = {
         [(EN_ANSWER, EN_ANSWER + "    See `no-such-question`; see `linear-backward` too.\n")],
         [f"{Q}:24: en.answer: refers the reader to `no-such-question`, which is not a "
          "question of this bank"]),
+    "Trojan Source: a right-to-left override in printed code": (
+        [(CODE, '      ok = "\u202e" == 1 # \u2066" == ""\n' + CODE)],
+        [f"{Q}:33: snippets.0.code: U+202E (RIGHT-TO-LEFT OVERRIDE) at column 7: invisible "
+         "and direction-changing characters make what prints differ from what it says or "
+         "runs"]),
+    "a control character written as a YAML escape": (
+        [("  title: What dtype does an integer tensor plus a float give?",
+          '  title: "SOH[\\x01] and NUL[\\0]"')],
+        [f"{Q}:18: en.title: U+0001 (a control character) at column 5: invisible and "
+         "direction-changing characters make what prints differ from what it says or runs"]),
+    "a zero-width space in a rubric point": (
+        [("    - the result is float32", "    - the result is float\u200b32")],
+        [f"{Q}:25: en.rubric.0: U+200B (ZERO WIDTH SPACE) at column 20: invisible and "
+         "direction-changing characters make what prints differ from what it says or runs"]),
     "aged API in a hidden check": (
         [(CODE, CODE + "      assert torch.cuda.amp.autocast\n    show: hidden\n")],
         []),
