@@ -17,8 +17,8 @@ STAMP   := .venv/.ptbank-installed
 JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),)
 TORCH_ARG := $(if $(TORCH),--torch $(TORCH),)
 
-# printing verifies first, and torch.compile snippets need a C++ compiler
-PRINT_PACKAGES := fonts-noto-cjk libharfbuzz-subset0 fontconfig g++
+# printing verifies first: snippets run in a bubblewrap sandbox, and torch.compile ones need g++
+PRINT_PACKAGES := fonts-noto-cjk libharfbuzz-subset0 fontconfig g++ bubblewrap
 TEST_PACKAGES  := $(PRINT_PACKAGES) poppler-utils libreoffice-writer-nogui
 
 .DEFAULT_GOAL := help

@@ -203,6 +203,9 @@ def _verify(commands) -> None:
                  "Builds: the pinned torch (the one ptbank runs under), then every version\n"
                  "bank.yaml names in verify_also_with_torch, each in build/envs/torch-VERSION\n"
                  "(installed on first use). --torch or --python verifies under that one only.\n"
+                 "\n"
+                 "Snippets run in a sandbox (bubblewrap): the machine read-only but for the\n"
+                 "run's own folder, loopback-only network, no signals beyond it.\n"
                  "Exit status 0 only when every snippet that can run here passes.")
     _content_option(p)
     _build_options(p)
@@ -220,6 +223,13 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", nargs="+", metavar="ID", default=None,
                    help="question ids (or question-id/snippet-id) to run")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not update the cache")
+    _sandbox_option(p)
+
+
+def _sandbox_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-sandbox", dest="sandbox", action="store_false",
+                   help="run snippets unconfined, where bubblewrap cannot run (they can then "
+                        "write your files and reach the network; reports and stamps say so)")
 
 
 def _build_options(p: argparse.ArgumentParser) -> None:
@@ -306,6 +316,7 @@ def _build(commands) -> None:
                    help="build without passing verification; every page says DRAFT")
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                    help="artifacts rendered at once (default: number of CPU cores)")
+    _sandbox_option(p)
     p.set_defaults(handler=_run_build)
 
 
@@ -339,6 +350,7 @@ def _sheet(commands) -> None:
                    metavar="ID,...", help="question ids to leave out (e.g. a first round's)")
     p.add_argument("--draft", action="store_true",
                    help="allow unverified content; every page says DRAFT")
+    _sandbox_option(p)
     p.set_defaults(handler=_run_sheet)
 
 

@@ -78,6 +78,15 @@ def _harfbuzz_subset() -> Check:
                  f"{APT} libharfbuzz-subset0")
 
 
+def _sandbox() -> Check:
+    from .verify.sandbox import unavailable_because
+
+    why = unavailable_because()
+    return Check("snippet sandbox (bubblewrap)", not why,
+                 why or f"{shutil.which('bwrap')}: read-only files, loopback-only network",
+                 f"{APT} bubblewrap (or verify with --no-sandbox, unconfined)")
+
+
 def _tool(name: str, binary: str, package: str, why: str, required: bool) -> Check:
     path = shutil.which(binary)
     return Check(name, path is not None, path or f"not found ({why})", f"{APT} {package}",
@@ -91,6 +100,7 @@ def checks(also_torch: list[str] = ()) -> list[Check]:
         _font("Regular"),
         _font("Bold"),
         _harfbuzz_subset(),
+        _sandbox(),
         _tool("pdftoppm / pdftotext", "pdftotext", "poppler-utils", "tests read PDFs back", True),
         _tool("C++ compiler", "g++", "g++", "torch.compile snippets need it", True),
         _tool("LibreOffice", "soffice", "libreoffice-writer-nogui",

@@ -35,7 +35,7 @@ console = Console(stderr=True)
 
 def build_command(args) -> int:
     bank = load_bank(args.content)
-    reports = verification_gate(bank, draft=args.draft, jobs=args.jobs)
+    reports = verification_gate(bank, draft=args.draft, jobs=args.jobs, sandbox=args.sandbox)
     formats = FORMATS if args.format == "all" else (args.format,)
     editions = {"both": (False, True), "with": (True,), "without": (False,)}[args.answers]
     artifacts = []
@@ -71,7 +71,7 @@ def bank_document(bank: Bank, level: str, lang: str, answers: bool,
 
 # --- verification gate ----------------------------------------------------------------------
 
-def verification_gate(bank: Bank, *, draft: bool, jobs: int | None):
+def verification_gate(bank: Bank, *, draft: bool, jobs: int | None, sandbox: bool = True):
     """Verify under every build of the bank (cheap when cached); refuse what does not pass.
 
     Returns one VerifyReport per torch build (the pinned one first), or None for a draft,
@@ -88,7 +88,7 @@ def verification_gate(bank: Bank, *, draft: bool, jobs: int | None):
     reports = []
     for interpreter in interpreters:
         report = verify_bank(bank, jobs=jobs, progress=sys.stderr.isatty(),
-                             interpreter=interpreter)
+                             interpreter=interpreter, sandbox=sandbox)
         _require_passing(report)
         reports.append(report)
         counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts.items()) if n)
@@ -150,6 +150,6 @@ def sheet_command(args) -> int:
     from .sheet import build_sheet
 
     bank = load_bank(args.content)
-    reports = verification_gate(bank, draft=args.draft, jobs=None)
+    reports = verification_gate(bank, draft=args.draft, jobs=None, sandbox=args.sandbox)
     write_artifacts(build_sheet(bank, args, reports), jobs=None)
     return 0

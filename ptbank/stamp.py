@@ -24,4 +24,5 @@ def _build_stamp(report, requires: dict) -> BuildStamp:
                           for r in results if r.status.value == "skipped")
     return BuildStamp(passed=sum(r.status.value == "passed" for r in results),
                       total=len(results), torch=report.torch_version,
-                      python=report.python_version, skipped_needs=skipped_needs)
+                      python=report.python_version, skipped_needs=skipped_needs,
+                      sandboxed=report.sandboxed)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
+
+from ptbank.verify import builds
 
 
 def make_second_interpreter(env: Path, torch_version: str | None = None) -> Path:
@@ -26,7 +30,38 @@ def make_second_interpreter(env: Path, torch_version: str | None = None) -> Path
         info.mkdir()
         (info / "METADATA").write_text(
             f"Metadata-Version: 2.1\nName: torch\nVersion: {torch_version}\n")
+        # as ptbank would have provisioned it, so that it is taken as it is
+        (env / builds.INSTALLED).write_text(builds._install_request(torch_version))
     return env / "bin" / "python"
+
+
+def live_processes_with(token: str) -> list[int]:
+    """Processes still alive whose environment holds PTBANK_TEST_TOKEN=`token`.
+
+    Snippets run in a PID namespace, where the pids they see mean nothing outside; their
+    environment, inherited by everything they start, marks them wherever they are.
+    """
+    marker = f"PTBANK_TEST_TOKEN={token}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in environ.split(b"\0") and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def process_token(monkeypatch) -> str:
+    """A unique PTBANK_TEST_TOKEN for what this test runs (see live_processes_with)."""
+    token = uuid.uuid4().hex
+    monkeypatch.setenv("PTBANK_TEST_TOKEN", token)
+    return token
 
 
 @pytest.fixture(scope="session")

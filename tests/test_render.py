@@ -264,6 +264,18 @@ def test_verified_build_prints_the_stamp(tmp_path: Path):
     assert "DRAFT" not in text
 
 
+def test_the_stamp_says_when_snippets_ran_without_the_sandbox(tmp_path: Path):
+    result = ptbank("build", "--content", str(FIXTURES / "render"), "--format", "md",
+                    "--level", "all", "--lang", "zh,en", "--answers", "--no-sandbox",
+                    "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    en = (tmp_path / "out" / "ptbank-all-en-answers.md").read_text("utf-8")
+    zh = (tmp_path / "out" / "ptbank-all-zh-answers.md").read_text("utf-8")
+    assert re.search(r"Verified: 5/5 code snippets passed under torch [^\n]*"
+                     r"\(run without the sandbox\)", en), en[:400]
+    assert "（未在沙箱中运行）" in zh
+
+
 def test_the_stamp_has_a_line_per_torch_build(tmp_path: Path):
     """A bank verified under the pinned torch and one more: the printed page names both."""
     content = tmp_path / "content"

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from ptbank.loader import load_bank
 from ptbank.verify import Status, verify_bank
 from ptbank.verify.interpreter import Interpreter
 from ptbank.verify.report import summary_line, to_json, to_junit
+
+from conftest import live_processes_with
 
 HOSTILE = Path(__file__).parent / "fixtures" / "verify-hostile"
 OTHER_BUILD = os.environ.get("PTBANK_TEST_PYTHON")
@@ -61,13 +64,13 @@ EXPECTED = {
 def hostile(tmp_path_factory):
     """One run over the hostile bank; cwd-relative cache so that the CLI can reuse it."""
     root = tmp_path_factory.mktemp("hostile")
-    pidfile = root / "grandchild.pid"
+    token = uuid.uuid4().hex
     bank = load_bank(HOSTILE)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PTBANK_TEST_PIDFILE", str(pidfile))
+        mp.setenv("PTBANK_TEST_TOKEN", token)
         report = verify_bank(bank, jobs=2, cache_dir=root / "build/cache/verify", progress=False,
                              interpreter=Interpreter(OTHER_BUILD) if OTHER_BUILD else None)
-    return {"root": root, "bank": bank, "report": report, "pidfile": pidfile}
+    return {"root": root, "bank": bank, "report": report, "token": token}
 
 
 def results(hostile) -> dict:
@@ -119,12 +122,7 @@ def test_reason_quotes_the_decisive_excerpt(hostile, name, excerpt):
 
 
 def test_no_grandchild_outlives_its_snippet(hostile):
-    pid = int(hostile["pidfile"].read_text())
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        state = "gone"
-    assert state in ("gone", "Z", "X")
+    assert live_processes_with(hostile["token"]) == []
 
 
 def test_stdout_flood_is_capped_and_the_snippet_still_passes(hostile):
@@ -240,7 +238,8 @@ def test_error_and_crash_get_one_more_run_and_say_so(tmp_path, monkeypatch):
     runs = tmp_path / "runs"
     runs.mkdir()
     monkeypatch.setenv("PTBANK_TEST_RUNS", str(runs))
-    report = verify_bank(load_bank(FLAKY), jobs=2, cache_dir=tmp_path / "cache", progress=False)
+    report = verify_bank(load_bank(FLAKY), jobs=2, cache_dir=tmp_path / "cache", progress=False,
+                         sandbox_writable=(runs,))
     by_name = {r.snippet_id: r for r in report.results}
     counted = {name: len((runs / name).read_text().splitlines()) for name in by_name}
     assert counted == {"crashes-once": 2, "errors-always": 2, "wrong-claim": 1}

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
+import socket
+import uuid
 from pathlib import Path
 
 import pytest
@@ -19,8 +22,11 @@ from ptbank.models import Snippet
 from ptbank.verify import Status, verify_bank
 from ptbank.verify.cache import ResultCache
 from ptbank.verify.launch import VerifierError, Zygote, zygote_env
-from ptbank.verify.report import print_report, to_json, to_junit
+from ptbank.verify import sandbox
+from ptbank.verify.report import print_report, summary_line, to_json, to_junit
 from ptbank.verify.runner import Finished, Job, run_jobs
+
+from conftest import live_processes_with
 
 TAMPERING = Path(__file__).parent / "fixtures" / "verify-tampering"
 RUN_LIMIT = 120
@@ -40,23 +46,17 @@ def no_hang():
     signal.signal(signal.SIGALRM, previous)
 
 
-def gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return True
-    return state in ("Z", "X")
-
-
 @pytest.fixture(scope="module")
 def tampered(tmp_path_factory):
     root = tmp_path_factory.mktemp("tampering")
+    token = uuid.uuid4().hex
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PTBANK_TEST_PIDFILE", str(root / "escaped.pid"))
+        mp.setenv("PTBANK_TEST_TOKEN", token)
         mp.chdir(root)
         report = verify_bank(load_bank(TAMPERING), jobs=2, only=["tampering"], progress=False,
                              cache_dir=root / "cache")
-    return {"root": root, "report": report, "results": {r.snippet_id: r for r in report.results}}
+    return {"root": root, "report": report, "token": token,
+            "results": {r.snippet_id: r for r in report.results}}
 
 
 def test_a_forged_result_file_and_a_bad_exit_is_no_pass(tampered):
@@ -70,7 +70,7 @@ def test_a_forged_result_file_and_a_bad_exit_is_no_pass(tampered):
 def test_a_snippet_that_leaves_its_group_still_times_out_and_dies(tampered):
     escaped = tampered["results"]["leaves-its-group"]
     assert escaped.status is Status.timeout, escaped.reason
-    assert gone(int((tampered["root"] / "escaped.pid").read_text()))
+    assert live_processes_with(tampered["token"]) == []
 
 
 def test_lone_surrogates_are_reported_not_fatal(tampered):
@@ -114,16 +114,76 @@ def test_the_flood_is_noted_in_the_verdict(tampered):
     assert any("stdout capped: 314,572,800 bytes written" in w for w in flood.warnings)
 
 
-def test_a_snippet_that_stops_the_zygote_ends_the_run_and_leaves_nothing(tmp_path, monkeypatch,
-                                                                        no_hang):
-    monkeypatch.setenv("PTBANK_TEST_PIDFILE", str(tmp_path / "stopper.pid"))
+def test_a_snippet_that_stops_the_zygote_ends_the_run_and_leaves_nothing(tmp_path, no_hang,
+                                                                        process_token):
     with pytest.raises(VerifierError, match="stop-the-zygote/sigstop-parent did not end"):
         verify_bank(load_bank(TAMPERING), jobs=1, only=["stop-the-zygote"], progress=False,
                     cache_dir=tmp_path / "cache")
-    assert gone(int((tmp_path / "stopper.pid").read_text()))
+    assert live_processes_with(process_token) == []
 
 
 def test_a_snippet_that_kills_the_zygote_is_named(tmp_path, no_hang):
     with pytest.raises(VerifierError, match="(?s)zygote died.*kill-the-zygote/sigkill-parent"):
         verify_bank(load_bank(TAMPERING), jobs=1, only=["kill-the-zygote"], progress=False,
                     cache_dir=tmp_path / "cache")
+
+
+# --- the sandbox ----------------------------------------------------------------------------
+
+SANDBOX = Path(__file__).parent / "fixtures" / "verify-sandbox"
+
+
+def folders_with_a_precious_file(*folders: Path) -> list[Path]:
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "keep-me").write_text("precious")
+    return list(folders)
+
+
+@pytest.fixture
+def outside(tmp_path, monkeypatch):
+    """Folders, a loopback server and a process outside the sandbox, named to the snippets.
+
+    The folders: one in ptbank's working directory (the checkout), and one under the host's
+    /tmp. Unconfined, the snippets would write and delete there.
+    """
+    cwd = tmp_path / "checkout"
+    folders = folders_with_a_precious_file(cwd / "content", tmp_path / "outside")
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("HOME", str(cwd))
+    monkeypatch.setenv("PTBANK_TEST_FOLDERS", os.pathsep.join(map(str, [cwd, *folders])))
+    server = socket.create_server(("127.0.0.1", 0))
+    monkeypatch.setenv("PTBANK_TEST_PORT", str(server.getsockname()[1]))
+    monkeypatch.setenv("PTBANK_TEST_PID", str(os.getpid()))
+    yield folders
+    server.close()
+
+
+def test_the_sandbox_stops_files_network_and_signals(tmp_path, outside):
+    report = verify_bank(load_bank(SANDBOX), jobs=2, progress=False, cache_dir=tmp_path / "c")
+    assert {r.snippet_id: r.status for r in report.results} == {
+        "cannot-write-outside": Status.passed, "cannot-reach-the-network": Status.passed,
+        "cannot-signal-outside": Status.passed}, [r.reason for r in report.results]
+    assert report.sandboxed
+    for folder in outside:
+        assert sorted(p.name for p in folder.iterdir()) == ["keep-me"]
+
+
+def test_without_the_sandbox_the_same_snippets_get_out(tmp_path, outside):
+    """The check above can fail: unconfined, every one of them reaches outside."""
+    report = verify_bank(load_bank(SANDBOX), jobs=2, progress=False, cache_dir=tmp_path / "c",
+                         sandbox=False)
+    assert {r.status for r in report.results} == {Status.failed}
+    assert not report.sandboxed and "without the sandbox" in summary_line(report)
+    assert (Path.cwd() / "written-by-a-snippet").exists()  # the first folder it tried
+
+
+def test_no_sandbox_here_is_refused_with_a_way_out(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
+    sandbox.unavailable_because.cache_clear()
+    try:
+        with pytest.raises(sandbox.SandboxUnavailable,
+                           match="bubblewrap.*not installed.*--no-sandbox"):
+            verify_bank(load_bank(SANDBOX), progress=False, cache_dir=tmp_path / "c")
+    finally:
+        sandbox.unavailable_because.cache_clear()

@@ -24,6 +24,8 @@ class BuildStamp:
     python: str
     skipped_needs: tuple[str, ...] = ()
     """One entry per skipped snippet: the requirement that was missing (e.g. `cuda`)."""
+    sandboxed: bool = True
+    """Whether the snippets ran in the sandbox; an artifact says so when they did not."""
 
     def line(self, lang: str) -> str:
         text = label(lang, "stamp", passed=self.passed, total=self.total,
@@ -31,6 +33,8 @@ class BuildStamp:
         if self.skipped_needs:
             needs = ", ".join(sorted(set(self.skipped_needs)))
             text += label(lang, "stamp_skipped", skipped=len(self.skipped_needs), needs=needs)
+        if not self.sandboxed:
+            text += label(lang, "stamp_unsandboxed")
         return text
 
 

@@ -1,7 +1,7 @@
 """Verdicts keyed by everything that can change them, so an unchanged bank re-verifies in a blink.
 
 Key = SHA-256 of: the code, the expectations (raises, match, stdout), the requirements, the
-limits (timeout, memory), the torch version (from package metadata: reading it must not import
+limits (timeout, memory), whether it runs in the sandbox, the torch version (from package metadata: reading it must not import
 torch), the Python version, the verifier version, and the installed versions of the extra modules
 a snippet requires or imports. One JSON file per key, written atomically, so concurrent runs
 never corrupt an entry (the last writer wins).
@@ -50,9 +50,14 @@ def extra_modules(snippet: Snippet) -> list[str]:
 
 
 def cache_key(snippet: Snippet, versions: Versions,
-              module_version: Callable[[str], str | None]) -> str:
-    """The key of a snippet's verdict; `module_version` answers for the interpreter it runs in."""
+              module_version: Callable[[str], str | None], sandboxed: bool = True) -> str:
+    """The key of a snippet's verdict; `module_version` answers for the interpreter it runs in.
+
+    Whether it ran in the sandbox is part of the key: a snippet that reaches the network or
+    writes outside its folder passes only outside it.
+    """
     fields = {
+        "sandboxed": sandboxed,
         "code": snippet.code, "raises": snippet.raises, "match": snippet.match,
         "stdout": snippet.stdout, "requires": sorted(snippet.requires),
         "timeout": snippet.timeout, "memory_mb": snippet.memory_mb,

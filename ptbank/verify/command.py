@@ -17,7 +17,7 @@ from .launch import DEFAULT_CACHE, HeadStart
 def run_verify_command(args) -> int:
     """Exit status 0 when every snippet that can run here passed under every build, else 1."""
     # the head start is for the pinned build, which every run without --torch/--python needs
-    with (HeadStart(DEFAULT_CACHE, use_cache=not args.no_cache)
+    with (HeadStart(DEFAULT_CACHE, use_cache=not args.no_cache, sandboxed=args.sandbox)
           if not (args.torch or args.python) else nullcontext()) as head_start:
         from ..loader import load_bank
         from .builds import interpreters_for
@@ -28,7 +28,7 @@ def run_verify_command(args) -> int:
                                         declared=bank.meta.verify_also_with_torch, log=_note)
         reports = [verify_bank(bank, jobs=args.jobs, only=args.only,
                                use_cache=not args.no_cache, head_start=head_start,
-                               interpreter=interpreter)
+                               interpreter=interpreter, sandbox=args.sandbox)
                    for interpreter in interpreters]
     from ..atomic import write_text_atomic
     from .report import print_report, to_json, to_junit
@@ -67,7 +67,8 @@ def run_drift_command(args) -> int:
     if other is None or other.is_current:
         raise PtbankError("drift: name another build with --torch VERSION or --python PATH")
     reports = [verify_bank(bank, jobs=args.jobs, only=args.only, interpreter=interpreter,
-                           use_cache=not args.no_cache, progress=sys.stderr.isatty())
+                           use_cache=not args.no_cache, progress=sys.stderr.isatty(),
+                           sandbox=args.sandbox)
                for interpreter in (pinned, other)]
     drifts = compare(*reports, bank.meta.explained_drift)
     print_drift(reports, drifts, _console())

@@ -24,6 +24,7 @@ from .progress import make_progress
 from .requirements import Requirements
 from .results import RETRIED, SnippetResult, Status, VerifyReport
 from .runner import Finished, Job, estimate, run_jobs, run_jobs_with_canary, shared_imports
+from .sandbox import ensure_available
 
 
 @dataclass(frozen=True)
@@ -43,15 +44,21 @@ class Target:
 def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None = None,
                 use_cache: bool = True, cache_dir: Path = DEFAULT_CACHE,
                 progress: bool = True, head_start: HeadStart | None = None,
-                interpreter: Interpreter | None = None) -> VerifyReport:
+                interpreter: Interpreter | None = None, sandbox: bool = True,
+                sandbox_writable: tuple[Path, ...] = ()) -> VerifyReport:
     """Verify the bank's snippets (or those named in `only`) and return the typed report.
 
     `interpreter` is the torch build to verify under (default: the one ptbank runs under).
     `head_start` may hold a zygote started before the bank was loaded; it is used if needed.
+    `sandbox`: run the snippets in the sandbox (sandbox.py); without it, they run unconfined.
+    `sandbox_writable`: folders the sandbox leaves writable besides the run's own (a test
+    harness's, where its snippets count their runs).
     """
     began = time.perf_counter()
+    if sandbox:
+        ensure_available()
     interpreter = interpreter or Interpreter.current()
-    targets = select_targets(bank, only, interpreter)
+    targets = select_targets(bank, only, interpreter, sandbox)
     versions = interpreter.versions
     cache = ResultCache(cache_dir) if use_cache else None
     results: dict[str, SnippetResult] = {}
@@ -63,17 +70,18 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
     todo = [t for t in targets if t.name not in results]
     view = make_progress(progress, total=len(targets), done=len(results))
     try:
-        run = _Run(interpreter, cache, cache_dir, view, results, head_start)
+        run = _Run(interpreter, cache, cache_dir, view, results, head_start,
+                   sandbox and (*sandbox_writable,))
         zygote_start = run.verify(todo, slots) if todo else None
     finally:
         view.close()
     return VerifyReport(tuple(results[t.name] for t in targets), versions.torch,
                         versions.python, versions.verifier, time.perf_counter() - began,
-                        slots, zygote_start)
+                        slots, zygote_start, sandbox)
 
 
-def select_targets(bank: Bank, only: list[str] | None,
-                   interpreter: Interpreter) -> list[Target]:
+def select_targets(bank: Bank, only: list[str] | None, interpreter: Interpreter,
+                   sandbox: bool = True) -> list[Target]:
     """Snippets in bank order; `only` names question ids or `question-id/snippet-id`."""
     wanted = set(only or ())
     picked, matched = [], set()
@@ -90,7 +98,7 @@ def select_targets(bank: Bank, only: list[str] | None,
     interpreter.learn(m for _, snippet, _ in picked for m in extra_modules(snippet))
     versions = interpreter.versions
     return [Target(qid, snippet, where,
-                   cache_key(snippet, versions, interpreter.module_version))
+                   cache_key(snippet, versions, interpreter.module_version, sandbox))
             for qid, snippet, where in picked]
 
 
@@ -98,8 +106,11 @@ class _Run:
     """One run's uncached part: skips, the zygote, the children, the bookkeeping of results."""
 
     def __init__(self, interpreter: Interpreter, cache: ResultCache | None, cache_dir: Path,
-                 view, results: dict, head_start: HeadStart | None):
+                 view, results: dict, head_start: HeadStart | None,
+                 sandbox: tuple[Path, ...] | bool):
         self.interpreter = interpreter
+        self.sandbox, self.writable = sandbox is not False, sandbox or ()
+        """Whether snippets run in the sandbox; which folders it leaves writable besides."""
         self.cache, self.cache_dir, self.view, self.results = cache, cache_dir, view, results
         self.head_start = head_start
         self.by_job: dict[str, Target] = {}
@@ -138,9 +149,11 @@ class _Run:
                    if r != "cuda" and not r.startswith("gpus>=")}
         preload.update(shared_imports(t.snippet for t in runnable))
         cores = len(os.sched_getaffinity(0))
-        early = self.head_start.take(self.interpreter.python) if self.head_start else None
+        early = (self.head_start.take(self.interpreter.python, self.sandbox)
+                 if self.head_start and not self.writable else None)
         threads = max(1, cores // slots)
-        with early or ZygoteLease(self.cache_dir, self.interpreter.python) as lease:
+        with early or ZygoteLease(self.cache_dir, self.interpreter.python, self.sandbox,
+                                  self.writable) as lease:
             started = lease.zygote.wait_ready(preload)
             run_jobs_with_canary(lease.zygote, jobs, slots=slots, threads=threads,
                                  workdir=lease.workdir, on_finish=self._finish)

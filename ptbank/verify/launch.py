@@ -21,6 +21,7 @@ import ptbank
 
 from ..errors import EXIT_FAILED, PtbankError
 from .proctree import kill_tree
+from .sandbox import unavailable_because, wrap
 
 DEFAULT_CACHE = Path("build/cache/verify")
 CLOSE_TIMEOUT = 3.0
@@ -44,14 +45,19 @@ class Zygote:
     """The parent's handle on `python -m ptbank.verify.zygote`.
 
     The process starts importing torch at once; `wait_ready` names the extra modules it should
-    import too and waits until it has. Its stderr goes to `workdir`/zygote.log.
+    import too and waits until it has. Its stderr goes to `workdir`/zygote.log. `sandboxed`:
+    it runs inside the sandbox (see sandbox.py), with `workdir` its only writable folder.
     """
 
-    def __init__(self, workdir: Path, env: dict[str, str], python: str = sys.executable):
+    def __init__(self, workdir: Path, env: dict[str, str], python: str = sys.executable,
+                 sandboxed: bool = False, writable: tuple[Path, ...] = ()):
         self.log_path = workdir / "zygote.log"
+        self.sandboxed = sandboxed
+        command = [python, "-m", "ptbank.verify.zygote"]
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                [python, "-m", "ptbank.verify.zygote"],
+                wrap(command, (workdir, *writable), readable=(_environment_of(python),))
+                if sandboxed else command,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
                 start_new_session=True)  # Ctrl-C reaches ptbank, which shuts the zygote down
         self.began = time.perf_counter()
@@ -121,11 +127,14 @@ class Zygote:
 class ZygoteLease:
     """A zygote with its own temporary folder; closing it stops the one and removes the other."""
 
-    def __init__(self, cache_dir: Path, python: str = sys.executable):
+    def __init__(self, cache_dir: Path, python: str = sys.executable, sandboxed: bool = True,
+                 writable: tuple[Path, ...] = ()):
         self._tmp = tempfile.TemporaryDirectory(prefix="ptbank-verify-")
         self.workdir = Path(self._tmp.name)
         self.python = os.path.abspath(python)
-        self.zygote = Zygote(self.workdir, zygote_env(cache_dir), self.python)
+        self.sandboxed = sandboxed
+        self.zygote = Zygote(self.workdir, zygote_env(cache_dir), self.python, sandboxed,
+                             writable)
 
     def close(self) -> None:
         try:
@@ -150,13 +159,17 @@ class HeadStart:
     on exit.
     """
 
-    def __init__(self, cache_dir: Path = DEFAULT_CACHE, *, use_cache: bool = True):
+    def __init__(self, cache_dir: Path = DEFAULT_CACHE, *, use_cache: bool = True,
+                 sandboxed: bool = True):
         cold = not use_cache or not _holds_verdicts(cache_dir)
-        self._lease = ZygoteLease(cache_dir) if cold else None
+        if sandboxed and unavailable_because():
+            cold = False  # verify will refuse, and say why
+        self._lease = ZygoteLease(cache_dir, sandboxed=sandboxed) if cold else None
 
-    def take(self, python: str) -> ZygoteLease | None:
-        """The early zygote if it runs `python`, now the caller's to close; else None."""
-        if self._lease is None or self._lease.python != python:
+    def take(self, python: str, sandboxed: bool = True) -> ZygoteLease | None:
+        """The early zygote if it runs `python` as asked, now the caller's to close; else None."""
+        if (self._lease is None or self._lease.python != python
+                or self._lease.sandboxed != sandboxed):
             return None
         lease, self._lease = self._lease, None
         return lease
@@ -167,6 +180,11 @@ class HeadStart:
     def __exit__(self, *exc_info) -> None:
         if self._lease is not None:
             self._lease.close()
+
+
+def _environment_of(python: str) -> Path:
+    """The folder holding an interpreter's environment: a venv's root (bin/python → root)."""
+    return Path(os.path.abspath(python)).parent.parent
 
 
 def _holds_verdicts(cache_dir: Path) -> bool:

@@ -32,8 +32,9 @@ def summary_line(report: VerifyReport) -> str:
         parts[0] += f" ({second} on a second run)"
     cached = sum(r.cached for r in report.results)
     from_cache = f", {cached} from cache" if cached else ""
+    unconfined = "" if report.sandboxed else ", without the sandbox"
     return (f"ptbank: {', '.join(parts)} in {report.elapsed:.1f} s, "
-            f"torch {report.torch_version}{from_cache}")
+            f"torch {report.torch_version}{from_cache}{unconfined}")
 
 
 def _plural(count: int, word: str) -> str:
@@ -79,6 +80,7 @@ def _build_json(report: VerifyReport) -> dict:
         "elapsed": round(report.elapsed, 3),
         "jobs": report.jobs,
         "zygote_start": report.zygote_start,
+        "sandboxed": report.sandboxed,
         "counts": report.counts,
         "results": [
             {"question_id": r.question_id, "snippet_id": r.snippet_id, "where": r.where,
@@ -119,6 +121,8 @@ def _suite(root: ET.Element, report: VerifyReport) -> None:
     properties = ET.SubElement(suite, "properties")
     for name in ("torch_version", "python_version", "verifier_version"):
         ET.SubElement(properties, "property", {"name": name, "value": getattr(report, name)})
+    ET.SubElement(properties, "property",
+                  {"name": "sandboxed", "value": str(report.sandboxed).lower()})
     for r in report.results:
         path, _, line = r.where.rpartition(":")
         case = ET.SubElement(suite, "testcase", {"classname": r.question_id, "name": r.snippet_id,

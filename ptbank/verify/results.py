@@ -109,6 +109,8 @@ class VerifyReport:
     """Snippets that could run at once."""
     zygote_start: float | None = None
     """Seconds until the zygote had imported torch (None when every result came from the cache)."""
+    sandboxed: bool = True
+    """Whether the snippets ran in the sandbox (cached verdicts too: the mode is in the key)."""
 
     @property
     def counts(self) -> dict[str, int]:

@@ -1,0 +1,48 @@
+"""Benchmark: what the sandbox costs a cold verification, measured side by side.
+
+Verifies the same snippets cold (no cache) under the pinned torch, in the sandbox and without
+it, alternating which goes first in each round so that machine load falls on both alike, and
+prints each run's seconds and the ratio of the totals. The target: a cold verify of the real
+bank costs at most 10 % more in the sandbox.
+
+    .venv/bin/python bench/sandbox.py [--content DIR] [--only ID...] [--jobs N] [--rounds R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from ptbank.loader import load_bank
+from ptbank.verify import verify_bank
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--content", type=Path, default=ROOT / "content")
+    parser.add_argument("--only", nargs="+", default=None, metavar="ID")
+    parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args()
+    bank = load_bank(args.content)
+    totals = {True: 0.0, False: 0.0}
+    for round_number in range(args.rounds):
+        order = (True, False) if round_number % 2 == 0 else (False, True)
+        for sandboxed in order:
+            with tempfile.TemporaryDirectory() as cache:
+                report = verify_bank(bank, jobs=args.jobs, only=args.only, use_cache=False,
+                                     cache_dir=Path(cache), progress=False, sandbox=sandboxed)
+            counts = ", ".join(f"{n} {s}" for s, n in report.counts.items() if n)
+            print(f"round {round_number + 1}, {'sandbox   ' if sandboxed else 'no sandbox'}: "
+                  f"{report.elapsed:7.1f} s  ({counts})", flush=True)
+            totals[sandboxed] += report.elapsed
+    print(f"sandbox / no sandbox: {totals[True] / totals[False]:.3f} "
+          f"({totals[True]:.1f} s / {totals[False]:.1f} s, {len(report.results)} snippets, "
+          f"torch {report.torch_version})")
+
+
+if __name__ == "__main__":
+    main()
