@@ -1,8 +1,9 @@
 """Artifact names and freshness: which files a build writes and which it may skip.
 
-An artifact is skipped when its file exists and the fingerprint of its inputs (the rendered
-Markdown, the format, the templates and the renderer code) matches the one recorded when it
-was written. The Markdown holds every content-dependent input, so this is exact.
+An artifact is skipped when the fingerprint of its inputs (the rendered Markdown, the format,
+the templates and the renderer code) matches the one recorded when it was written, and the file
+is still what was written then: same size, same SHA-256 (a truncated or edited file is stale).
+The Markdown holds every content-dependent input, so this is exact.
 """
 
 from __future__ import annotations
@@ -45,17 +46,28 @@ class Artifact:
         return self.path.parent / STATE_DIR / f"{self.path.name}.sha256"
 
     def is_fresh(self) -> bool:
-        state = self._state_file
-        return self.path.is_file() and state.is_file() and \
-            state.read_text().strip() == self.fingerprint
+        try:
+            recorded = self._state_file.read_text(encoding="utf-8").split()
+            size = self.path.stat().st_size
+        except OSError:
+            return False
+        return (len(recorded) == 3 and recorded[0] == self.fingerprint
+                and recorded[1] == str(size) and recorded[2] == _file_digest(self.path))
 
     def mark_fresh(self) -> None:
-        write_text_atomic(self._state_file, self.fingerprint + "\n")
+        """Record the inputs' fingerprint and what was written: its size and SHA-256."""
+        written = f"{self.path.stat().st_size} {_file_digest(self.path)}"
+        write_text_atomic(self._state_file, f"{self.fingerprint} {written}\n")
 
 
 def bank_artifact_name(level: str, lang: str, answers: bool, fmt: str) -> str:
     """`ptbank-<level>-<lang>.<ext>` or `ptbank-<level>-<lang>-answers.<ext>`."""
     return f"ptbank-{level}-{lang}{'-answers' if answers else ''}.{fmt}"
+
+
+def _file_digest(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 @lru_cache(maxsize=1)

@@ -218,6 +218,23 @@ def test_unchanged_artifacts_are_skipped(built: Path):
     assert "0 written, 6 up to date" in result.stderr
 
 
+def test_a_damaged_artifact_is_rebuilt_not_taken_as_up_to_date(tmp_path: Path):
+    args = ("build", "--content", str(FIXTURES / "render"), "--format", "pdf",
+            "--level", "all", "--lang", "en", "--answers", "--draft", "--out", str(tmp_path))
+    assert ptbank(*args).returncode == 0
+    pdf = tmp_path / "ptbank-all-en-answers.pdf"
+    whole = pdf.read_bytes()
+    with open(pdf, "r+b") as handle:  # truncated, as by a full disk or a killed copy
+        handle.truncate(100)
+    result = ptbank(*args)
+    assert result.returncode == 0 and "1 written, 0 up to date" in result.stderr
+    assert pdf.read_bytes() == whole
+    middle = len(whole) // 2
+    pdf.write_bytes(whole[:middle] + bytes([whole[middle] ^ 1]) + whole[middle + 1:])  # 1 bit
+    assert "1 written, 0 up to date" in ptbank(*args).stderr
+    assert "0 written, 1 up to date" in ptbank(*args).stderr
+
+
 def test_glyph_gate_names_question_and_character(tmp_path: Path):
     result = ptbank("build", "--content", str(FIXTURES / "render-glyph"), "--format", "pdf",
                     "--level", "all", "--lang", "en", "--no-answers", "--draft",
