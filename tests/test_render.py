@@ -235,6 +235,42 @@ def test_a_damaged_artifact_is_rebuilt_not_taken_as_up_to_date(tmp_path: Path):
     assert "0 written, 1 up to date" in ptbank(*args).stderr
 
 
+BREAKOUT = (
+    'TEMPLATE = """\n'
+    "```\n"
+    "![leak](/etc/hostname)\n"
+    "**not bold**\n"
+    "````\n"
+    '"""\n'
+    "assert TEMPLATE.count(chr(96)) == 7\n"
+)
+"""Snippet code holding fence-like lines in a string: everything must print as code."""
+
+
+def test_code_with_backtick_fences_inside_prints_verbatim(tmp_path: Path):
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "render", content)
+    question = content / "autograd" / "grad-basics.yaml"
+    block = "".join(f"      {line}\n" if line else "\n" for line in BREAKOUT.splitlines())
+    question.write_text(question.read_text("utf-8") + "  - id: fences-in-a-string\n"
+                        "    code: |\n" + block, encoding="utf-8")
+    result = ptbank("build", "--content", str(content), "--format", "all", "--level", "all",
+                    "--lang", "en", "--answers", "--draft", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    from ptbank.render.mdparse import parse
+
+    markdown = (tmp_path / "out" / "ptbank-all-en-answers.md").read_text("utf-8")
+    blocks = [t.content for t in parse(markdown) if t.type == "fence"]
+    assert BREAKOUT in blocks, blocks
+    assert not [t for t in parse(markdown) if t.type == "inline"
+                and any(c.type == "image" for c in t.children or [])]
+    pdf = tmp_path / "out" / "ptbank-all-en-answers.pdf"
+    assert "![leak](/etc/hostname)" in pdf_text(pdf)
+    assert not any(page.images for page in PdfReader(pdf).pages)
+    docx = docx_text(tmp_path / "out" / "ptbank-all-en-answers.docx")
+    assert "![leak](/etc/hostname)" in docx and "**not bold**" in docx
+
+
 def test_glyph_gate_names_question_and_character(tmp_path: Path):
     result = ptbank("build", "--content", str(FIXTURES / "render-glyph"), "--format", "pdf",
                     "--level", "all", "--lang", "en", "--no-answers", "--draft",

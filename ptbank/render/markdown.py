@@ -6,6 +6,7 @@ template fails on any undefined name (StrictUndefined).
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from .labels import LABELS
 from .text import fix_cjk_emphasis
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+_BACKTICKS = re.compile(r"`{3,}")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 @lru_cache(maxsize=1)
@@ -30,22 +33,41 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["md"] = lambda text: fix_cjk_emphasis(text.strip())
     env.filters["inline"] = lambda text: fix_cjk_emphasis(" ".join(text.split()))
+    env.filters["fenced"] = fenced
     env.globals["labels"] = LABELS
     return env
+
+
+def fenced(code: str, info: str) -> str:
+    """`code` as a fenced block that nothing in it can close: the fence is longer than any run
+    of backticks the code holds (a line of three backticks inside a string, say)."""
+    longest = max((len(run) for run in _BACKTICKS.findall(code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{code}\n{fence}"
 
 
 def render_markdown(template: str, doc: Document) -> str:
     """Render `templates/<template>` for `doc`; blank-line runs are collapsed for stable output."""
     text = _environment().get_template(template).render(doc=doc)
     lines, blank = [], 0
-    in_fence = False
+    fence = None  # the opening fence of the code block we are in
     for line in text.splitlines():
-        if line.startswith("```"):
-            in_fence = not in_fence
+        opening = _FENCE.match(line)
+        if fence is None and opening:
+            fence = opening.group(1)
+        elif fence is not None and _closes(line, fence):
+            fence = None
+        in_fence = fence is not None or opening is not None
         blank = blank + 1 if not line.strip() else 0
         if in_fence or blank <= 1:
             lines.append(line.rstrip() if not in_fence else line)
     return "\n".join(lines).strip() + "\n"
+
+
+def _closes(line: str, fence: str) -> bool:
+    """CommonMark: a closing fence is the same character, at least as long, and nothing else."""
+    stripped = line.strip()
+    return len(stripped) >= len(fence) and set(stripped) == {fence[0]}
 
 
 def write_markdown(markdown: str, doc: Document, target: Path) -> None:
