@@ -332,16 +332,16 @@ def _sheet(commands) -> None:
     p = _command(commands, "sheet", "a seeded, time-boxed interview sheet (two editions)",
                  "Selects questions for one interview, deterministically from the bank\n"
                  "version, the arguments and --seed, and writes a candidate edition and an\n"
-                 "interviewer edition: build/sheets/sheet-<ID>-candidate.<ext> and\n"
-                 "sheet-<ID>-interviewer.<ext>. Rerunning the command printed on a sheet\n"
+                 "interviewer edition: build/sheets/sheet-<ID>-candidate-<lang>.<ext> and\n"
+                 "sheet-<ID>-interviewer-<lang>.<ext>. Rerunning the command printed on a sheet\n"
                  "regenerates it.")
     _content_option(p)
     p.add_argument("--level", required=True, choices=["beginner", "intermediate", "advanced"])
     p.add_argument("--topics", type=lambda s: [t for t in s.split(",") if t], default=None,
                    metavar="A,B", help="only these topics (default: all)")
     size = p.add_mutually_exclusive_group(required=True)
-    size.add_argument("--minutes", type=int, help="time budget to fill without exceeding it")
-    size.add_argument("--count", type=int, help="number of questions")
+    size.add_argument("--minutes", type=_positive, help="time budget to fill without exceeding it")
+    size.add_argument("--count", type=_positive, help="number of questions")
     p.add_argument("--seed", type=int, required=True, help="any integer; same seed, same sheet")
     p.add_argument("--lang", default="zh", choices=["zh", "en", "bi"])
     p.add_argument("--format", default="pdf", choices=["md", "docx", "pdf", "all"])
@@ -352,6 +352,16 @@ def _sheet(commands) -> None:
                    help="allow unverified content; every page says DRAFT")
     _sandbox_option(p)
     p.set_defaults(handler=_run_sheet)
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
+    return number
 
 
 def _run_sheet(args) -> int:

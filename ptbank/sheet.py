@@ -134,9 +134,11 @@ def _topic_round_robin(questions: list[Question], rng: random.Random) -> list[Qu
 
 def build_sheet(bank: Bank, args, reports) -> list[Artifact]:
     """Both editions of one sheet in the requested formats, as artifacts to write."""
+    order = {topic: rank for rank, topic in enumerate(bank.topics)}
+    topics = sorted(set(args.topics or ()), key=lambda t: (order.get(t, len(order)), t))
     request = SheetRequest(level=Level(args.level), seed=args.seed, minutes=args.minutes,
-                           count=args.count, topics=tuple(args.topics or ()),
-                           exclude=tuple(args.exclude))
+                           count=args.count, topics=tuple(topics),  # the same set, one order
+                           exclude=tuple(sorted(set(args.exclude))))
     questions = select_questions(bank, request)
     stamp = stamp_for(reports, questions)
     ident = sheet_id(bank, request)
@@ -145,7 +147,8 @@ def build_sheet(bank: Bank, args, reports) -> list[Artifact]:
     for edition in ("candidate", "interviewer"):
         doc = sheet_document(bank, request, ident, questions, args.lang, edition, stamp)
         markdown = render_markdown(f"sheet-{edition}.md.j2", doc)
-        artifacts += [Artifact(args.out / f"sheet-{ident}-{edition}.{fmt}", fmt, markdown, doc)
+        name = f"sheet-{ident}-{edition}-{args.lang}"  # one sheet, printed in several languages
+        artifacts += [Artifact(args.out / f"{name}.{fmt}", fmt, markdown, doc)
                       for fmt in formats]
     return artifacts
 

@@ -91,10 +91,10 @@ def test_cli_editions_every_format_and_byte_identical_markdown(tmp_path: Path):
     assert len(names) == 6 and all(n.startswith("sheet-") for n in names)
     ident = names[0].split("-candidate")[0].split("-interviewer")[0]
     for edition in ("candidate", "interviewer"):
-        md = f"{ident}-{edition}.md"
+        md = f"{ident}-{edition}-en.md"
         assert (tmp_path / "a" / md).read_bytes() == (tmp_path / "b" / md).read_bytes()
-    candidate = (tmp_path / "a" / f"{ident}-candidate.md").read_text("utf-8")
-    interviewer = (tmp_path / "a" / f"{ident}-interviewer.md").read_text("utf-8")
+    candidate = (tmp_path / "a" / f"{ident}-candidate-en.md").read_text("utf-8")
+    interviewer = (tmp_path / "a" / f"{ident}-interviewer-en.md").read_text("utf-8")
     code = ident.removeprefix("sheet-")
     assert code in candidate and code in interviewer
     for marker in ("ANSWER-MARKER", "RUBRIC-MARKER", "Reference answer", "Rubric"):
@@ -107,9 +107,9 @@ def test_cli_editions_every_format_and_byte_identical_markdown(tmp_path: Path):
     again = sheet("--level", "intermediate", "--minutes", "30", "--seed", "5", "--format", "md",
                   "--lang", "en", "--exclude", ",".join(first_ids), out=tmp_path / "c")
     assert again.returncode == 0, again.stderr
-    second = next((tmp_path / "c").glob("*-interviewer.md")).read_text("utf-8")
+    second = next((tmp_path / "c").glob("*-interviewer-en.md")).read_text("utf-8")
     assert not set(first_ids) & set(_sheet_question_ids(second)), "second round avoids round one"
-    pdf = subprocess.run(["pdftotext", str(tmp_path / "a" / f"{ident}-candidate.pdf"), "-"],
+    pdf = subprocess.run(["pdftotext", str(tmp_path / "a" / f"{ident}-candidate-en.pdf"), "-"],
                          capture_output=True, text=True, check=True).stdout
     assert code in pdf and "ANSWER-MARKER" not in pdf
 
@@ -131,12 +131,40 @@ def test_docx_sheet_flows_and_sizes_the_score_grid(tmp_path: Path):
     result = sheet("--level", "intermediate", "--minutes", "30", "--seed", "5", "--format", "docx",
                    "--lang", "en", out=tmp_path)
     assert result.returncode == 0, result.stderr
-    candidate = open_docx(next(tmp_path.glob("*-candidate.docx")))
+    candidate = open_docx(next(tmp_path.glob("*-candidate-*.docx")))
     headings = [p for p in candidate.paragraphs if p.style.name == "Heading 2"]
     assert headings and headings[0].paragraph_format.page_break_before is False
-    interviewer = open_docx(next(tmp_path.glob("*-interviewer.docx")))
+    interviewer = open_docx(next(tmp_path.glob("*-interviewer-*.docx")))
     grid = next(t for t in interviewer.tables if t.cell(0, 0).text == "No.")
     widths = [column.width for column in grid.columns]
     assert widths[1] == max(widths), "the question column gets the room"
     fields = interviewer.tables[0]
     assert fields.rows[1].height is not None and fields.rows[1].height.cm > 0.85
+
+
+def test_one_sheet_in_two_languages_keeps_both_files(tmp_path: Path):
+    args = ("--level", "intermediate", "--minutes", "30", "--seed", "5", "--format", "md")
+    assert sheet(*args, "--lang", "zh", out=tmp_path).returncode == 0
+    assert sheet(*args, "--lang", "en", out=tmp_path).returncode == 0
+    names = sorted(p.name for p in tmp_path.glob("*.md"))
+    assert len(names) == 4, names
+    ident = names[0].split("-candidate")[0]
+    assert names == [f"{ident}-{edition}-{lang}.md" for edition in ("candidate", "interviewer")
+                     for lang in ("en", "zh")]
+
+
+def test_the_order_topics_are_named_in_does_not_change_the_sheet(tmp_path: Path):
+    common = ("--level", "intermediate", "--minutes", "30", "--seed", "5", "--format", "md",
+              "--lang", "en")
+    one = sheet(*common, "--topics", "tensors,autograd", out=tmp_path / "a")
+    other = sheet(*common, "--topics", "autograd,tensors,autograd", out=tmp_path / "b")
+    assert one.returncode == 0 and other.returncode == 0, one.stderr + other.stderr
+    assert sorted(p.name for p in (tmp_path / "a").glob("*.md")) == \
+        sorted(p.name for p in (tmp_path / "b").glob("*.md"))
+
+
+@pytest.mark.parametrize("size", [("--count", "0"), ("--minutes", "-5"), ("--count", "two")])
+def test_a_count_or_budget_below_one_is_a_usage_error(tmp_path: Path, size):
+    done = sheet("--level", "intermediate", "--seed", "5", *size, out=tmp_path)
+    assert done.returncode == 2 and "None" not in done.stderr
+    assert f"argument {size[0]}:" in done.stderr and "Traceback" not in done.stderr
