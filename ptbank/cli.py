@@ -13,6 +13,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import EXIT_BAD_INPUT, ContentError, PtbankError
+from .outputs import check_outputs
 
 DEFAULT_CONTENT = Path("content")
 
@@ -34,6 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        check_outputs(args)
         return args.handler(args) or 0
     except ContentError as exc:
         for problem in exc.problems:
@@ -158,7 +160,7 @@ def _schema(commands) -> None:
                  "The schema is generated from ptbank's models; editors use it for\n"
                  "completion and checking (see the modeline `ptbank new` writes).")
     p.add_argument("--out", type=Path, help="write to this file instead of stdout")
-    p.set_defaults(handler=_run_schema)
+    p.set_defaults(handler=_run_schema, output_files=("out",))
 
 
 def _run_schema(args) -> int:
@@ -214,7 +216,7 @@ def _verify(commands) -> None:
     p.add_argument("--junit", type=Path, metavar="FILE",
                    help="write the report as JUnit XML (one testsuite per build; "
                         "`ptbank cache import` reads it back)")
-    p.set_defaults(handler=_run_verify)
+    p.set_defaults(handler=_run_verify, output_files=("json", "junit"))
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
@@ -260,7 +262,7 @@ def _drift(commands) -> None:
     _build_options(p)
     _run_options(p)
     p.add_argument("--json", type=Path, metavar="FILE", help="write the differences as JSON")
-    p.set_defaults(handler=_run_drift)
+    p.set_defaults(handler=_run_drift, output_files=("json",))
 
 
 def _run_drift(args) -> int:
@@ -317,7 +319,7 @@ def _build(commands) -> None:
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                    help="artifacts rendered at once (default: number of CPU cores)")
     _sandbox_option(p)
-    p.set_defaults(handler=_run_build)
+    p.set_defaults(handler=_run_build, output_dirs=("out",))
 
 
 def _run_build(args) -> int:
@@ -351,7 +353,7 @@ def _sheet(commands) -> None:
     p.add_argument("--draft", action="store_true",
                    help="allow unverified content; every page says DRAFT")
     _sandbox_option(p)
-    p.set_defaults(handler=_run_sheet)
+    p.set_defaults(handler=_run_sheet, output_dirs=("out",))
 
 
 def _positive(text: str) -> int:

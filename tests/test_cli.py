@@ -198,3 +198,24 @@ def test_help_lists_every_command(capsys):
     assert exited.value.code == 0
     for command in ("verify", "build", "sheet", "lint", "stats", "new", "schema", "doctor"):
         assert f"    {command} " in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (("schema", "--out", "/proc/ptbank-schema.json"), "--out /proc/ptbank-schema.json: cannot"),
+    (("verify", "--only", "type-promotion", "--json", "{file}/report.json"),
+     "--json {file}/report.json: cannot write there ({file} is a file, not a folder)"),
+    (("verify", "--only", "type-promotion", "--junit", "{tmp}"), "it is a folder"),
+    (("drift", "--json", "{file}/d.json"), "is a file, not a folder"),
+    (("build", "--format", "md", "--out", "{file}/out"), "--out {file}/out: cannot write"),
+    (("sheet", "--level", "beginner", "--count", "1", "--seed", "1", "--out", "/proc/sheets"),
+     "--out /proc/sheets: cannot write there"),
+])
+def test_unwritable_outputs_are_usage_errors_before_any_work(capsys, tmp_path, args, message):
+    """Checked first: no table of passes, no traceback, exit 2 naming the option."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    fill = {"file": a_file, "tmp": tmp_path}
+    content = () if args[0] == "schema" else ("--content", "tests/fixtures/good")
+    status, out, err = run_main(capsys, *(a.format(**fill) for a in args), *content)
+    assert status == 2, err
+    assert message.format(**fill) in err and out == "" and "Traceback" not in err
