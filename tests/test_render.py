@@ -271,6 +271,20 @@ def test_code_with_backtick_fences_inside_prints_verbatim(tmp_path: Path):
     assert "![leak](/etc/hostname)" in docx and "**not bold**" in docx
 
 
+def test_a_control_character_in_a_draft_does_not_crash_the_docx(tmp_path: Path):
+    """Lint rejects it; a --draft build, which does not lint, must still not crash on it."""
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "render", content)
+    question = content / "autograd" / "grad-basics.yaml"
+    text = question.read_text("utf-8")
+    title = re.search(r"^en:\n  title: (.*)$", text, re.M).group(1)
+    question.write_text(text.replace(f"  title: {title}", '  title: "SOH[\\x01]"'), "utf-8")
+    result = ptbank("build", "--content", str(content), "--format", "docx", "--level", "all",
+                    "--lang", "en", "--answers", "--draft", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert "SOH[\ufffd]" in docx_text(tmp_path / "out" / "ptbank-all-en-answers.docx")
+
+
 def test_glyph_gate_names_question_and_character(tmp_path: Path):
     result = ptbank("build", "--content", str(FIXTURES / "render-glyph"), "--format", "pdf",
                     "--level", "all", "--lang", "en", "--no-answers", "--draft",

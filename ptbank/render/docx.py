@@ -7,7 +7,9 @@ Which named style a paragraph gets follows the document's structure: paragraphs 
 from __future__ import annotations
 
 import io
+import re
 import zipfile
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -33,12 +35,20 @@ from .mdparse import (ANSWER_LINE_CM, ANSWER_LINES_KEPT, ANSWER_SPACE, answer_sp
 from .text import inline_text, softbreak_joiner
 
 CHECKBOX = "☐ "
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+"""Characters an XML 1.0 document cannot contain."""
 TEXT_WIDTH_CM = 17.4
 """A4 width less the margins set in docx_styles.setup_page."""
 
 
 def render_docx(markdown: str, doc: Document, target: Path) -> None:
-    """Write the DOCX of `markdown`; the same inputs give the same bytes."""
+    """Write the DOCX of `markdown`; the same inputs give the same bytes.
+
+    Characters XML cannot hold (lint rejects them in content; a draft may still carry one)
+    print as U+FFFD instead of failing the build.
+    """
+    markdown = xml_text(markdown)
+    doc = replace(doc, title=xml_text(doc.title), subtitle=xml_text(doc.subtitle))
     document = new_docx()
     S.setup_styles(document)
     S.setup_page(document)
@@ -271,6 +281,10 @@ class _Writer:
                     S.set_fonts(run._element, S.CODE_FONT, S.CJK_FONT)
                     run.font.size = Pt(9)
                     run.font.color.rgb = RGBColor(0x80, 0x1F, 0x1F)
+
+
+def xml_text(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
 
 
 def _fit_columns(table, rows: list[list[Token]]) -> None:
