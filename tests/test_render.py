@@ -285,6 +285,25 @@ def test_a_control_character_in_a_draft_does_not_crash_the_docx(tmp_path: Path):
     assert "SOH[\ufffd]" in docx_text(tmp_path / "out" / "ptbank-all-en-answers.docx")
 
 
+def test_a_word_or_title_longer_than_a_line_breaks_instead_of_running_off(tmp_path: Path):
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "render", content)
+    question = content / "autograd" / "grad-basics.yaml"
+    text = question.read_text("utf-8")
+    word, title = "x" * 5000, "T" * 600
+    text = text.replace("  title: Backpropagation", f"  title: {title}")
+    text = text.replace("  question: What is the gradient", f"  question: {word} What is the gradient")
+    question.write_text(text, "utf-8")
+    result = ptbank("build", "--content", str(content), "--format", "pdf", "--level", "all",
+                    "--lang", "en", "--answers", "--draft", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    printed = pdf_text(tmp_path / "out" / "ptbank-all-en-answers.pdf")
+    word_lines = [len(run) for run in re.findall(r"x{50,}", printed)]
+    assert sum(word_lines) == len(word) and max(word_lines) < 120  # every character, wrapped
+    title_lines = [len(run) for run in re.findall(r"T{50,}", printed)]
+    assert sum(title_lines) >= len(title) and max(title_lines) < 120
+
+
 def test_glyph_gate_names_question_and_character(tmp_path: Path):
     result = ptbank("build", "--content", str(FIXTURES / "render-glyph"), "--format", "pdf",
                     "--level", "all", "--lang", "en", "--no-answers", "--draft",
