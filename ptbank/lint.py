@@ -128,6 +128,26 @@ def _all_text(q: Question) -> Iterable[tuple[tuple, str]]:
                 yield ("snippets", index, field), getattr(s, field)
 
 
+def no_images(bank: Bank, q: Question) -> Iterable[Problem]:
+    """No Markdown images: printing must not read files or the network, in any format."""
+    from markdown_it import MarkdownIt
+
+    images = MarkdownIt("commonmark", {"html": False})
+    for field, text in _all_text(q):
+        if field[0] == "snippets" or "](" not in text:
+            continue
+        for token in images.parse(text):
+            for child in token.children or []:
+                if child.type == "image":
+                    src = child.attrs.get("src", "")
+                    line = next((n for n, text_line in enumerate(text.splitlines(), 1)
+                                 if f"]({src}" in text_line), None)
+                    yield _problem(bank, q, field,
+                                   f"an image ({src}): printing never "
+                                   "reads files or the network, so describe it in words or "
+                                   "draw it as a table or code", text_line=line)
+
+
 def checks_a_claim(bank: Bank, q: Question) -> Iterable[Problem]:
     """At least one snippet can fail for a wrong claim (assert, raises or stdout)."""
     if not any(s.checks_a_claim for s in q.snippets):
@@ -213,6 +233,7 @@ RULES: tuple[Rule, ...] = (
     no_placeholders,
     cross_references_exist,
     no_hidden_characters,
+    no_images,
     checks_a_claim,
     snippet_fields_consistent,
     printable_code,

@@ -134,6 +134,12 @@ RULE_CASES = {
         [("    - the result is float32", "    - the result is float\u200b32")],
         [f"{Q}:25: en.rubric.0: U+200B (ZERO WIDTH SPACE) at column 20: invisible and "
          "direction-changing characters make what prints differ from what it says or runs"]),
+    "an image, which would make printing read a file": (
+        [(EN_ANSWER, EN_ANSWER + "    ![plot](/etc/hostname) and ![remote](http://example.com/x.png)\n")],
+        [f"{Q}:24: en.answer: an image (/etc/hostname): printing never reads files or the "
+         "network, so describe it in words or draw it as a table or code",
+         f"{Q}:24: en.answer: an image (http://example.com/x.png): printing never reads files "
+         "or the network, so describe it in words or draw it as a table or code"]),
     "aged API in a hidden check": (
         [(CODE, CODE + "      assert torch.cuda.amp.autocast\n    show: hidden\n")],
         []),

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -302,6 +303,52 @@ def test_a_word_or_title_longer_than_a_line_breaks_instead_of_running_off(tmp_pa
     assert sum(word_lines) == len(word) and max(word_lines) < 120  # every character, wrapped
     title_lines = [len(run) for run in re.findall(r"T{50,}", printed)]
     assert sum(title_lines) >= len(title) and max(title_lines) < 120
+
+
+def test_printing_reads_no_file_and_no_url_named_by_content(tmp_path: Path):
+    """A draft is not linted: every format must still refuse what an image names."""
+    import http.server
+    import threading
+
+    requests = []
+
+    class Logged(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the name http.server calls
+            requests.append(self.path)
+            self.send_error(404)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Logged)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(PNG_1PX)
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "render", content)
+    question = content / "autograd" / "grad-basics.yaml"
+    url = f"http://127.0.0.1:{server.server_port}/pixel.png"
+    question.write_text(question.read_text("utf-8").replace(
+        "  question: What is the gradient of `y = x ** 2` at `x = 3`?",
+        f"  question: '![local]({secret}) ![remote]({url}) What is the gradient?'"), "utf-8")
+    try:
+        result = ptbank("build", "--content", str(content), "--format", "all", "--level", "all",
+                        "--lang", "en", "--answers", "--draft", "--out", str(tmp_path / "out"))
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr
+    assert requests == []
+    pdf = tmp_path / "out" / "ptbank-all-en-answers.pdf"
+    assert not any(page.images for page in PdfReader(pdf).pages)
+    with zipfile.ZipFile(tmp_path / "out" / "ptbank-all-en-answers.docx") as docx:
+        assert not [n for n in docx.namelist() if n.startswith("word/media/")]
+    for printed in (pdf_text(pdf), docx_text(tmp_path / "out" / "ptbank-all-en-answers.docx")):
+        assert "local" in printed and "remote" in printed  # the alt text prints, as a link
+
+
+PNG_1PX = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
 
 
 def test_glyph_gate_names_question_and_character(tmp_path: Path):

@@ -47,8 +47,12 @@ def answer_space_lines(minutes: int) -> int:
 
 @lru_cache(maxsize=1)
 def parser() -> MarkdownIt:
+    """CommonMark with tables, no raw HTML, and no images: printing content must never read a
+    file or the network, in any format (`![alt](src)` reads as "!" and a link; lint refuses
+    it in content)."""
     md = MarkdownIt("commonmark", {"html": False, "typographer": False})
     md.enable(["table", "strikethrough"])
+    md.disable("image")
     md.use(tasklists_plugin, enabled=False)
     md.block.ruler.before("paragraph", ANSWER_SPACE, _answer_space)
     return md

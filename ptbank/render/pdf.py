@@ -55,12 +55,19 @@ def render_pdf(markdown: str, doc: Document, target: Path) -> None:
     html = render_html(markdown, doc)
     timestamp = f"{doc.date}T00:00:00Z"  # fixed dates: the same inputs give the same bytes
     with _collect_missing_glyphs() as missing:  # WeasyPrint reports them while writing
-        document = HTML(string=html, base_url=str(target.parent)).render()
+        document = HTML(string=html, base_url=str(target.parent),
+                        url_fetcher=_fetch_nothing).render()
         document.metadata.created = timestamp
         document.metadata.modified = timestamp
         document.write_pdf(target)
     if missing:
         raise MissingGlyphError(_describe_missing(missing, doc))
+
+
+def _fetch_nothing(url: str, *args, **kwargs):
+    """The page holds its own stylesheet and fonts come from fontconfig: nothing is fetched,
+    neither a file nor a URL, whatever a document might name."""
+    raise ValueError(f"ptbank prints nothing fetched from files or the network: {url}")
 
 
 def _describe_missing(missing: list[str], doc: Document) -> str:
