@@ -9,9 +9,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_context
 
 from rich.console import Console
 from rich.progress import Progress, TextColumn
@@ -27,6 +24,7 @@ from .render.labels import label
 from .render.markdown import render_markdown
 from .select import questions_for_level
 from .stamp import stamp_for
+from .workers import output_lock, rendered
 
 console = Console(stderr=True)
 
@@ -113,32 +111,23 @@ def _require_passing(report) -> None:
 
 def write_artifacts(artifacts: list[Artifact], jobs: int | None) -> None:
     """Render what is stale (in parallel processes), skip what is fresh, write atomically."""
+    with output_lock(artifacts):
+        _write_stale(artifacts, jobs)
+
+
+def _write_stale(artifacts: list[Artifact], jobs: int | None) -> None:
     stale = [a for a in artifacts if not a.is_fresh()]
     started = time.perf_counter()
     workers = min(sum(a.format == "pdf" for a in stale), jobs or os.cpu_count() or 1)
     with Progress(*Progress.get_default_columns(), TextColumn("{task.fields[last]}"),
                   console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("rendering", total=len(stale), last="")
-        for artifact in _rendered(stale, workers):
+        for artifact in rendered(stale, workers, _render):
             artifact.mark_fresh()
             bar.console.print(f"  wrote {artifact.path}")
             bar.update(task, advance=1, last=artifact.path.name)
     console.print(f"ptbank: {len(stale)} written, {len(artifacts) - len(stale)} up to date "
                   f"in {time.perf_counter() - started:.1f} s")
-
-
-def _rendered(stale: list[Artifact], workers: int) -> Iterator[Artifact]:
-    """Each artifact once its file is in place, in the order they finish."""
-    if workers <= 1:
-        for artifact in stale:
-            _render(artifact)
-            yield artifact
-        return
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        futures = {pool.submit(_render, a): a for a in stale}
-        for future in as_completed(futures):
-            future.result()
-            yield futures[future]
 
 
 def _render(artifact: Artifact) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from pypdf import PdfReader
 from ptbank.atomic import atomic_path
 from ptbank.verify.facts import torch_version
 
-from conftest import make_second_interpreter
+from conftest import live_processes_with, make_second_interpreter
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -349,6 +351,57 @@ def test_printing_reads_no_file_and_no_url_named_by_content(tmp_path: Path):
 PNG_1PX = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
     "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
+
+
+def _start_rendering(out: Path, token: str) -> subprocess.Popen:
+    """A build of a dozen PDFs in worker processes; returns once a worker is rendering."""
+    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, "PTBANK_TEST_TOKEN": token}
+    build = subprocess.Popen(
+        [sys.executable, "-m", "ptbank", "build", "--content", str(FIXTURES / "render"),
+         "--format", "pdf", "--level", "all,beginner", "--lang", "zh,en,bi", "--draft",
+         "--jobs", "2", "--out", str(out)],
+        cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not list(out.glob(".*.part")):  # a worker has begun writing a PDF
+        assert build.poll() is None and time.monotonic() < deadline, "no worker started"
+        time.sleep(0.05)
+    return build
+
+
+def _wait_until_gone(token: str, seconds: float = 10) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while live_processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return live_processes_with(token)
+
+
+def test_ctrl_c_during_a_build_stops_it_whole(tmp_path: Path, process_token):
+    """As a terminal's Ctrl-C: SIGINT to the whole group, workers included."""
+    build = _start_rendering(tmp_path, process_token)
+    interrupted = time.monotonic()
+    os.killpg(build.pid, signal.SIGINT)
+    try:
+        stderr = build.communicate(timeout=60)[1]  # a hang fails here, rather than blocking
+    finally:
+        build.kill()
+    print(f"Ctrl-C to exit: {time.monotonic() - interrupted:.2f} s")
+    assert build.returncode == 130 and "interrupted" in stderr, stderr
+    assert _wait_until_gone(process_token) == []
+    assert list(tmp_path.glob(".*.part")) == []
+
+
+def test_a_killed_build_leaves_no_worker_and_the_next_one_cleans_up(tmp_path: Path,
+                                                                     process_token):
+    build = _start_rendering(tmp_path, process_token)
+    os.kill(build.pid, signal.SIGKILL)  # the main process only, as the OOM killer would
+    build.wait()
+    assert _wait_until_gone(process_token) == []  # workers die with their parent
+    leftover = tmp_path / ".ptbank-all-en.pdf.x1y2z3.part"
+    leftover.write_bytes(b"")  # as a build killed mid-write leaves it
+    again = ptbank("build", "--content", str(FIXTURES / "render"), "--format", "md",
+                   "--level", "all", "--lang", "en", "--draft", "--out", str(tmp_path))
+    assert again.returncode == 0, again.stderr
+    assert not leftover.exists() and list(tmp_path.glob(".*.part")) == []
 
 
 def test_glyph_gate_names_question_and_character(tmp_path: Path):

@@ -1,0 +1,90 @@
+"""Rendering artifacts in worker processes, and stopping cleanly however the build ends.
+
+PDFs render in parallel in spawned workers. What must hold when a build is interrupted:
+
+- Ctrl-C: only the main process handles it (workers ignore SIGINT); it kills the workers
+  (SIGTERM, then reaped), removes the temporary files of what they were writing, and exits.
+  A pool shut down gracefully instead could wait forever on a worker blocked on its pipe.
+- The main process killed outright: every worker dies with it (PR_SET_PDEATHSIG), so no
+  worker, and hence no resource tracker, is left behind.
+- Temporary files left by a killed build (`.<name>.*.part`, see atomic.py) are removed by the
+  next build of the same folder, which holds a lock on it so that two builds never share it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import signal
+from collections.abc import Callable, Iterator
+from multiprocessing import get_context
+from pathlib import Path
+
+from .artifacts import Artifact
+
+PR_SET_PDEATHSIG = 1
+LOCK_NAME = ".ptbank-build.lock"
+ARTIFACT_PREFIXES = ("ptbank", "sheet")
+"""Every artifact's name starts with one of these (bank documents, interview sheets)."""
+
+
+def rendered(stale: list[Artifact], workers: int,
+             render: Callable[[Artifact], None]) -> Iterator[Artifact]:
+    """Render each artifact with `render`; yield each once its file is in place."""
+    if workers <= 1:
+        for artifact in stale:
+            render(artifact)
+            yield artifact
+        return
+    pool = get_context("spawn").Pool(workers, initializer=_worker_setup, initargs=(render,))
+    try:
+        for index in pool.imap_unordered(_render_one, enumerate(stale)):
+            yield stale[index]
+        pool.close()
+    except BaseException:  # Ctrl-C, a failed render, the consumer gone: the workers go too
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+        remove_leftovers(stale)
+
+
+@contextlib.contextmanager
+def output_lock(artifacts: list[Artifact]):
+    """Hold every output folder of `artifacts` for this build; clear what a killed one left."""
+    with contextlib.ExitStack() as stack:
+        for folder in sorted({a.path.parent for a in artifacts}):
+            folder.mkdir(parents=True, exist_ok=True)
+            handle = stack.enter_context(open(folder / LOCK_NAME, "w"))
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        for folder in {a.path.parent for a in artifacts}:  # of any artifact, any format
+            for prefix in ARTIFACT_PREFIXES:
+                for leftover in folder.glob(f".{prefix}-*.part"):
+                    leftover.unlink(missing_ok=True)
+        yield
+
+
+def remove_leftovers(artifacts: list[Artifact]) -> None:
+    """Delete the temporary files of `artifacts` that no finished write renamed into place."""
+    for artifact in artifacts:
+        for leftover in artifact.path.parent.glob(f".{artifact.path.name}.*.part"):
+            leftover.unlink(missing_ok=True)
+
+
+_render: Callable[[Artifact], None] | None = None
+"""In a worker: the render function the pool was made with."""
+
+
+def _render_one(task: tuple[int, Artifact]) -> int:
+    index, artifact = task
+    _render(artifact)
+    return index
+
+
+def _worker_setup(render: Callable[[Artifact], None]) -> None:
+    global _render
+    _render = render
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    with contextlib.suppress(OSError, AttributeError):  # not Linux: no parent-death signal
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
