@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def make_second_interpreter(env: Path, torch_version: str | None = None) -> Path
     return env / "bin" / "python"
 
 
-def live_processes_with(token: str) -> list[int]:
+def live_processes_with(token: str) -> list[str]:
     """Processes still alive whose environment holds PTBANK_TEST_TOKEN=`token`.
 
     Snippets run in a PID namespace, where the pids they see mean nothing outside; their
@@ -52,8 +53,18 @@ def live_processes_with(token: str) -> list[int]:
         except OSError:
             continue
         if marker in environ.split(b"\0") and state not in ("Z", "X"):
-            found.append(int(entry))
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+            found.append(f"{entry} ({state}): {command.decode(errors='replace')[:200]}")
     return found
+
+
+def wait_until_gone(token: str, seconds: float = 10) -> list[str]:
+    """live_processes_with(token), once it is empty or `seconds` have passed: a killed process
+    takes a moment to be torn down on a loaded machine."""
+    deadline = time.monotonic() + seconds
+    while live_processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return live_processes_with(token)
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from pypdf import PdfReader
 from ptbank.atomic import atomic_path
 from ptbank.verify.facts import torch_version
 
-from conftest import live_processes_with, make_second_interpreter
+from conftest import make_second_interpreter, wait_until_gone
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -368,13 +368,6 @@ def _start_rendering(out: Path, token: str) -> subprocess.Popen:
     return build
 
 
-def _wait_until_gone(token: str, seconds: float = 10) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while live_processes_with(token) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return live_processes_with(token)
-
-
 def test_ctrl_c_during_a_build_stops_it_whole(tmp_path: Path, process_token):
     """As a terminal's Ctrl-C: SIGINT to the whole group, workers included."""
     build = _start_rendering(tmp_path, process_token)
@@ -386,7 +379,7 @@ def test_ctrl_c_during_a_build_stops_it_whole(tmp_path: Path, process_token):
         build.kill()
     print(f"Ctrl-C to exit: {time.monotonic() - interrupted:.2f} s")
     assert build.returncode == 130 and "interrupted" in stderr, stderr
-    assert _wait_until_gone(process_token) == []
+    assert wait_until_gone(process_token) == []
     assert list(tmp_path.glob(".*.part")) == []
 
 
@@ -395,7 +388,7 @@ def test_a_killed_build_leaves_no_worker_and_the_next_one_cleans_up(tmp_path: Pa
     build = _start_rendering(tmp_path, process_token)
     os.kill(build.pid, signal.SIGKILL)  # the main process only, as the OOM killer would
     build.wait()
-    assert _wait_until_gone(process_token) == []  # workers die with their parent
+    assert wait_until_gone(process_token) == []  # workers die with their parent
     leftover = tmp_path / ".ptbank-all-en.pdf.x1y2z3.part"
     leftover.write_bytes(b"")  # as a build killed mid-write leaves it
     again = ptbank("build", "--content", str(FIXTURES / "render"), "--format", "md",

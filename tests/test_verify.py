@@ -21,7 +21,7 @@ from ptbank.verify import Status, verify_bank
 from ptbank.verify.interpreter import Interpreter
 from ptbank.verify.report import summary_line, to_json, to_junit
 
-from conftest import live_processes_with
+from conftest import wait_until_gone
 
 HOSTILE = Path(__file__).parent / "fixtures" / "verify-hostile"
 OTHER_BUILD = os.environ.get("PTBANK_TEST_PYTHON")
@@ -122,7 +122,7 @@ def test_reason_quotes_the_decisive_excerpt(hostile, name, excerpt):
 
 
 def test_no_grandchild_outlives_its_snippet(hostile):
-    assert live_processes_with(hostile["token"]) == []
+    assert wait_until_gone(hostile["token"]) == []
 
 
 def test_stdout_flood_is_capped_and_the_snippet_still_passes(hostile):

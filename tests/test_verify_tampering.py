@@ -26,7 +26,7 @@ from ptbank.verify import sandbox
 from ptbank.verify.report import print_report, summary_line, to_json, to_junit
 from ptbank.verify.runner import Finished, Job, run_jobs
 
-from conftest import live_processes_with
+from conftest import wait_until_gone
 
 TAMPERING = Path(__file__).parent / "fixtures" / "verify-tampering"
 RUN_LIMIT = 120
@@ -70,7 +70,7 @@ def test_a_forged_result_file_and_a_bad_exit_is_no_pass(tampered):
 def test_a_snippet_that_leaves_its_group_still_times_out_and_dies(tampered):
     escaped = tampered["results"]["leaves-its-group"]
     assert escaped.status is Status.timeout, escaped.reason
-    assert live_processes_with(tampered["token"]) == []
+    assert wait_until_gone(tampered["token"]) == []
 
 
 def test_lone_surrogates_are_reported_not_fatal(tampered):
@@ -119,7 +119,7 @@ def test_a_snippet_that_stops_the_zygote_ends_the_run_and_leaves_nothing(tmp_pat
     with pytest.raises(VerifierError, match="stop-the-zygote/sigstop-parent did not end"):
         verify_bank(load_bank(TAMPERING), jobs=1, only=["stop-the-zygote"], progress=False,
                     cache_dir=tmp_path / "cache")
-    assert live_processes_with(process_token) == []
+    assert wait_until_gone(process_token) == []
 
 
 def test_a_snippet_that_kills_the_zygote_is_named(tmp_path, no_hang):
