@@ -21,10 +21,11 @@ from collections.abc import Callable, Iterator
 from multiprocessing import get_context
 from pathlib import Path
 
-from .artifacts import Artifact
+from .artifacts import STATE_DIR, Artifact
 
 PR_SET_PDEATHSIG = 1
-LOCK_NAME = ".ptbank-build.lock"
+LOCK_NAME = "build.lock"
+"""In the output folder's state folder, beside the artifacts' fingerprints."""
 ARTIFACT_PREFIXES = ("ptbank", "sheet")
 """Every artifact's name starts with one of these (bank documents, interview sheets)."""
 
@@ -55,8 +56,8 @@ def output_lock(artifacts: list[Artifact]):
     """Hold every output folder of `artifacts` for this build; clear what a killed one left."""
     with contextlib.ExitStack() as stack:
         for folder in sorted({a.path.parent for a in artifacts}):
-            folder.mkdir(parents=True, exist_ok=True)
-            handle = stack.enter_context(open(folder / LOCK_NAME, "w"))
+            (folder / STATE_DIR).mkdir(parents=True, exist_ok=True)
+            handle = stack.enter_context(open(folder / STATE_DIR / LOCK_NAME, "w"))
             fcntl.flock(handle, fcntl.LOCK_EX)
         for folder in {a.path.parent for a in artifacts}:  # of any artifact, any format
             for prefix in ARTIFACT_PREFIXES:
