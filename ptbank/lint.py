@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .errors import Problem, Severity
-from .models import Bank, Kind, Question, Show
+from .models import CHECKS_MARKER, Bank, Kind, Question, Show
 
 MAX_CODE_LINE = 95
 """Longest code line that prints on A4 without wrapping, in characters."""
@@ -46,7 +46,7 @@ def _problem(bank: Bank, q: Question, field: tuple, message: str,
 
 def parallel_languages(bank: Bank, q: Question) -> Iterable[Problem]:
     """zh and en say the same thing: same number of rubric points, follow-ups and code blocks."""
-    for field in ("rubric", "follow_ups"):
+    for field in ("rubric", "follow_ups", "checks"):
         zh, en = getattr(q.zh, field), getattr(q.en, field)
         if len(zh) != len(en):
             yield _problem(bank, q, ("en", field),
@@ -76,7 +76,7 @@ def no_placeholders(bank: Bank, q: Question) -> Iterable[Problem]:
         for field in ("title", "question", "answer"):
             if "TODO" in getattr(text, field):
                 yield _problem(bank, q, (lang, field), "still holds a TODO placeholder")
-        for field in ("rubric", "follow_ups"):
+        for field in ("rubric", "follow_ups", "checks"):
             for index, item in enumerate(getattr(text, field)):
                 if "TODO" in item:
                     yield _problem(bank, q, (lang, field, index),
@@ -119,7 +119,7 @@ def _all_text(q: Question) -> Iterable[tuple[tuple, str]]:
         text = q.text(lang)
         for field in ("title", "question", "answer"):
             yield (lang, field), getattr(text, field)
-        for field in ("rubric", "follow_ups"):
+        for field in ("rubric", "follow_ups", "checks"):
             for index, item in enumerate(getattr(text, field)):
                 yield (lang, field, index), item
     for index, s in enumerate(q.snippets):
@@ -189,6 +189,7 @@ def markup_prints_as_meant(bank: Bank, q: Question) -> Iterable[Problem]:
         fields = [("title", text.title), ("question", text.question), ("answer", text.answer)]
         fields += [(("rubric", i), item) for i, item in enumerate(text.rubric)]
         fields += [(("follow_ups", i), item) for i, item in enumerate(text.follow_ups)]
+        fields += [(("checks", i), item) for i, item in enumerate(text.checks)]
         for field, markdown in fields:
             literal = [t.content for token in parse(fix_cjk_emphasis(markdown))
                        for t in token.children or [] if t.type == "text" and "**" in t.content]
@@ -218,6 +219,37 @@ def coding_tasks_are_tested(bank: Bank, q: Question) -> Iterable[Problem]:
                        Severity.warning)
 
 
+_NUMBERED_CHECK = re.compile(r"^\s*# (\d+)\. ")
+
+
+def checks_are_described(bank: Bank, q: Question) -> Iterable[Problem]:
+    """A hidden test split at the checks marker numbers its checks `# 1.`, `# 2.`, ... and
+    `checks` describes each in both languages, for interviewer editions to print."""
+    split = [(i, s.solution_and_checks) for i, s in enumerate(q.snippets)
+             if s.show is Show.hidden and s.solution_and_checks]
+    if not split:
+        if q.zh.checks or q.en.checks:
+            yield _problem(bank, q, ("zh", "checks"), "`checks` describe a hidden test, but no "
+                           f"hidden snippet has a `{CHECKS_MARKER}` line")
+        return
+    if len(split) > 1:
+        yield _problem(bank, q, ("snippets", split[1][0], "code"),
+                       f"only one hidden test may have a `{CHECKS_MARKER}` line")
+    index, (_, checks) = split[0]
+    numbers = [int(m.group(1)) for line in checks.splitlines()
+               if (m := _NUMBERED_CHECK.match(line))]
+    if numbers != list(range(1, len(numbers) + 1)) or not numbers:
+        yield _problem(bank, q, ("snippets", index, "code"),
+                       f"number the checks after `{CHECKS_MARKER}` as `# 1. ...`, `# 2. ...` "
+                       f"in order (found {numbers or 'none'})")
+    for lang in ("zh", "en"):
+        described = len(q.text(lang).checks)
+        if described != len(numbers):
+            yield _problem(bank, q, (lang, "checks"),
+                           f"{described} check(s) described, the hidden test has "
+                           f"{len(numbers)}: describe each `# N.` check once")
+
+
 def file_named_after_question(bank: Bank, q: Question) -> Iterable[Problem]:
     """`<topic>/<id>.yaml`, so a question is found where its id says."""
     path = Path(bank.sources[q.id])
@@ -240,6 +272,7 @@ RULES: tuple[Rule, ...] = (
     markup_prints_as_meant,
     current_apis,
     coding_tasks_are_tested,
+    checks_are_described,
     file_named_after_question,
 )
 

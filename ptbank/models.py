@@ -14,6 +14,9 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 KEBAB = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+CHECKS_MARKER = "# --- checks ---"
+"""The line of a coding task's hidden test that ends its reference solution: what follows
+checks any solution put in place of what precedes it (tests/wrong_solutions proves they do)."""
 SEED_ITEM = r"^(q([1-9]|[12][0-9]|3[0-6])|task-[a-e]|bonus-[1-5])$"
 
 KebabId = Annotated[str, StringConstraints(pattern=KEBAB)]
@@ -72,6 +75,9 @@ class LocalizedText(_Strict):
     """What a strong answer contains; printed as a checklist for interviewers."""
     follow_ups: list[NonEmpty] = []
     """Questions to ask next, in the order an interviewer would."""
+    checks: list[NonEmpty] = []
+    """What a coding task's hidden test checks, one line per numbered `# N.` comment after its
+    `# --- checks ---` line; interviewer editions print them as the rubric's evidence."""
 
 
 class Snippet(_Strict):
@@ -113,6 +119,15 @@ class Snippet(_Strict):
             if not re.fullmatch(r"cuda|gpus>=[1-9][0-9]*|[A-Za-z_][A-Za-z0-9_.]*", item):
                 raise ValueError(f"{item!r} is not `cuda`, `gpus>=N` or a module name")
         return value
+
+    @property
+    def solution_and_checks(self) -> tuple[str, str] | None:
+        """(reference solution, checks) of a hidden test split at CHECKS_MARKER, else None."""
+        lines = self.code.splitlines(keepends=True)
+        for index, line in enumerate(lines):
+            if line.strip() == CHECKS_MARKER:
+                return "".join(lines[:index]), "".join(lines[index + 1:])
+        return None
 
     @property
     def checks_a_claim(self) -> bool:

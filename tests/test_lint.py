@@ -161,3 +161,39 @@ def test_code_line_of_exactly_the_maximum_passes(tmp_path):
     line = "      y = '" + "x" * (MAX_CODE_LINE - 6) + "'\n"
     assert len(line.strip("\n")) - 6 == MAX_CODE_LINE
     assert _findings_after(tmp_path, (CODE, CODE + line)) == []
+
+
+# --- a coding task's hidden checks are numbered and described in both languages ---------------
+
+CODING = FIXTURES / "wrong-solutions" / "content"
+EN_CHECKS = "  checks: [positives are kept, -1 becomes 0]"
+
+
+def _coding_findings(tmp_path: Path, old: str, new: str) -> list[str]:
+    content = tmp_path / "bank"
+    shutil.copytree(CODING, content)
+    path = content / "coding" / "relu-task.yaml"
+    text = path.read_text("utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return [p.replace(f"{content}/", "") for p in findings(content)]
+
+
+def test_the_coding_fixture_is_clean():
+    assert findings(CODING) == []
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    (EN_CHECKS, "  checks: [positives are kept]",
+     ["coding/relu-task.yaml:17: en.checks: 1 check(s) described, the hidden test has 2: "
+      "describe each `# N.` check once",
+      "coding/relu-task.yaml:17: en.checks: zh has 2 item(s), en has 1; keep them parallel"]),
+    ("      # 2. -1 becomes 0", "      # 3. -1 becomes 0",
+     ["coding/relu-task.yaml:21: snippets.0.code: number the checks after `# --- checks ---` "
+      "as `# 1. ...`, `# 2. ...` in order (found [1, 3])"]),
+    ("      # --- checks ---\n", "",
+     ["coding/relu-task.yaml:11: zh.checks: `checks` describe a hidden test, but no hidden "
+      "snippet has a `# --- checks ---` line"]),
+])
+def test_checks_are_numbered_and_described(tmp_path, old, new, expected):
+    assert _coding_findings(tmp_path, old, new) == expected

@@ -155,6 +155,18 @@ def test_answer_space_is_ruled_by_minutes_within_bounds():
     assert "作答区 / Answer space" in bilingual
 
 
+def test_a_coding_tasks_answer_space_is_a_numbered_grid_of_up_to_a_page():
+    from ptbank.render.html import markdown_to_html_body
+
+    def box(minutes: int) -> str:
+        return markdown_to_html_body(f"<!-- ptbank:answer-space {minutes} code -->\n", ["en"])
+
+    assert 'class="answer-space code"' in box(10)
+    assert [box(m).count('class="line"') for m in (1, 10, 20, 40)] == [3, 20, 40, 40]
+    numbers = re.findall(r'<span class="number">(\d+)</span>', box(20))
+    assert numbers == [str(n) for n in range(1, 41)]
+
+
 def test_a_question_is_never_left_at_a_page_foot_without_its_answer_space(answer_spaces: Path):
     """The box may run on to the next page, but its first lines share the question's page."""
     pages = pdf_text(answer_spaces / "ptbank-all-zh.pdf").split("\f")[:-1]

@@ -168,3 +168,34 @@ def test_a_count_or_budget_below_one_is_a_usage_error(tmp_path: Path, size):
     done = sheet("--level", "intermediate", "--seed", "5", *size, out=tmp_path)
     assert done.returncode == 2 and "None" not in done.stderr
     assert f"argument {size[0]}:" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_coding_tasks_get_a_code_grid_and_the_interviewer_the_checks_not_the_code(tmp_path):
+    from docx import Document as open_docx
+
+    result = sheet("--level", "intermediate", "--minutes", "30", "--seed", "5", "--format", "all",
+                   "--lang", "en", out=tmp_path)
+    assert result.returncode == 0, result.stderr
+    candidate = next(tmp_path.glob("*-candidate-en.md")).read_text("utf-8")
+    interviewer = next(tmp_path.glob("*-interviewer-en.md")).read_text("utf-8")
+    [coding] = [qid for qid in _sheet_question_ids(interviewer) if qid in ("c1", "c2")]
+    minutes = {"c1": 12, "c2": 15}[coding]
+    assert f"<!-- ptbank:answer-space {minutes} code -->" in candidate
+    assert "What the hidden test checks" in interviewer and "CHECK-MARKER" in interviewer
+    assert "CHECK-MARKER" not in candidate
+    for printed in (interviewer, pdf_text(next(tmp_path.glob("*-interviewer-en.pdf")))):
+        assert "HIDDEN-CODE-MARKER" not in printed and "--- checks ---" not in printed
+    # the candidate's PDF numbers each row of the grid: 2 rows a minute
+    pdf = pdf_text(next(tmp_path.glob("*-candidate-en.pdf")))
+    numbers = [int(n) for n in re.findall(r"^\s*(\d{1,2})(?:\s+Answer space)?\s*$", pdf, re.M)]
+    assert list(range(1, 2 * minutes + 1)) == sorted(set(numbers) & set(range(1, 41)))
+    box = next(t for t in open_docx(next(tmp_path.glob("*-candidate-en.docx"))).tables
+               if t.cell(0, 0).text.split() == ["1", "Answer", "space"])
+    assert len(box.rows) == 2 * minutes
+    assert [row.cells[0].text.split()[0] for row in box.rows[:3]] == ["1", "2", "3"]
+    assert round(box.rows[0].height.cm, 1) == 0.6
+
+
+def pdf_text(path: Path) -> str:
+    return subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True,
+                          text=True, check=True).stdout

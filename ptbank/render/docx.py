@@ -30,8 +30,8 @@ from . import docx_styles as S
 from .document import Document
 from .html import PYGMENTS_STYLE
 from .labels import LABELS, label_in, page_label_parts
-from .mdparse import (ANSWER_LINE_CM, ANSWER_LINES_KEPT, ANSWER_SPACE, answer_space_lines,
-                      is_task_checkbox, parse, top_level_blocks)
+from .mdparse import (ANSWER_LINE_CM, ANSWER_LINES_KEPT, ANSWER_SPACE, CODE_LINE_CM,
+                      answer_space_lines, is_task_checkbox, parse, top_level_blocks)
 from .text import inline_text, softbreak_joiner
 
 CHECKBOX = "☐ "
@@ -101,7 +101,7 @@ class _Writer:
         elif kind == "table_open":
             self._table(block)
         elif kind == ANSWER_SPACE:
-            self._answer_space(head.meta["minutes"])
+            self._answer_space(head.meta["minutes"], head.meta["code"])
         elif kind == "hr":
             self.document.add_paragraph().add_run().add_break(WD_BREAK.PAGE)
 
@@ -228,18 +228,22 @@ class _Writer:
                 table.rows[r].height = Cm(0.9)  # a blank row is a field to write in
         _fit_columns(table, rows)
 
-    def _answer_space(self, minutes: int) -> None:
+    def _answer_space(self, minutes: int, code: bool = False) -> None:
         """Ruled rows in a box. The question and the first rows keep together; the rest may run
-        on to the next page (an empty one-row box would move whole and strand the question)."""
+        on to the next page (an empty one-row box would move whole and strand the question).
+        A coding task's rows are closer and numbered, in the code font."""
         self._keep_question_with_next()
-        table = self.document.add_table(rows=answer_space_lines(minutes), cols=1)
+        table = self.document.add_table(rows=answer_space_lines(minutes, code), cols=1)
         _ruled_box(table)
         for number, row in enumerate(table.rows):
-            row.height = Cm(ANSWER_LINE_CM)
+            row.height = Cm(CODE_LINE_CM if code else ANSWER_LINE_CM)
             row.height_rule = WD_ROW_HEIGHT_RULE.EXACTLY
             paragraph = row.cells[0].paragraphs[0]
             paragraph.style = self.document.styles[S.ANSWER_SPACE]
             paragraph.paragraph_format.keep_with_next = number < ANSWER_LINES_KEPT - 1
+            if code:
+                numeral = paragraph.add_run(f"{number + 1:>2}  ")
+                numeral.font.name = S.CODE_FONT
         table.rows[0].cells[0].paragraphs[0].add_run(label_in(self.doc.langs, "write_here"))
         self.document.add_paragraph()
 

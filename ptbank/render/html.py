@@ -68,13 +68,21 @@ class _PrintRenderer(RendererHTML):
         return softbreak_joiner(before, after)
 
     def ptbank_answer_space(self, tokens, idx, options, env) -> str:
-        """A box of ruled lines; the first few are kept with the question (see print.css)."""
-        lines = answer_space_lines(tokens[idx].meta["minutes"])
-        line = '<div class="line"></div>'
-        caption = f'<div class="line"><span class="caption">{escape(env["write_here"])}</span></div>'
-        kept = caption + line * (ANSWER_LINES_KEPT - 1)
-        rest = line * (lines - ANSWER_LINES_KEPT)
-        return f'<div class="answer-space"><div class="kept">{kept}</div>{rest}</div>\n'
+        """A box of ruled lines; the first few are kept with the question (see print.css).
+        A coding task's box is a grid of numbered rows."""
+        code = tokens[idx].meta["code"]
+        lines = answer_space_lines(tokens[idx].meta["minutes"], code)
+
+        def line(number: int) -> str:
+            caption = (f'<span class="caption">{escape(env["write_here"])}</span>'
+                       if number == 1 else "")
+            numeral = f'<span class="number">{number}</span>' if code else ""
+            return f'<div class="line">{numeral}{caption}</div>'
+
+        kept = "".join(line(n) for n in range(1, ANSWER_LINES_KEPT + 1))
+        rest = "".join(line(n) for n in range(ANSWER_LINES_KEPT + 1, lines + 1))
+        kind = "answer-space code" if code else "answer-space"
+        return f'<div class="{kind}"><div class="kept">{kept}</div>{rest}</div>\n'
 
 
 def markdown_to_html_body(markdown: str, langs: tuple[str, ...] | list[str]) -> str:

@@ -2,8 +2,10 @@
 
 `html=False`: content is data, so raw HTML in a question prints as text, never as markup.
 One convention carries what Markdown cannot: a comment line
-`<!-- ptbank:answer-space N -->` asks for room to write for an N-minute question. GitHub hides
-it; here it becomes a `ptbank_answer_space` token.
+`<!-- ptbank:answer-space N -->` asks for room to write for an N-minute question, and
+`<!-- ptbank:answer-space N code -->` for a coding task (closer, numbered rows on a grid, so a
+candidate can write code in columns and an interviewer can point at "line 12"). GitHub hides it;
+here it becomes a `ptbank_answer_space` token with meta `minutes` and `code`.
 """
 
 from __future__ import annotations
@@ -22,9 +24,13 @@ ANSWER_LINE_CM = 0.8
 ANSWER_LINES_KEPT = 3
 """Lines that always share a page with their question; the rest may run on to the next page,
 so that a long box never leaves its question alone at the foot of a page."""
+CODE_LINE_CM = 0.6
+"""Rows (and grid columns) of a coding task's room to write are this far apart."""
 _LINES_PER_MINUTE = 2
 _MAX_LINES = 20
-_DIRECTIVE = re.compile(r"^<!-- ptbank:answer-space (\d+) -->$")
+_MAX_CODE_LINES = 40
+"""A page of grid at CODE_LINE_CM: what a 20-minute task needs, and no more than a page."""
+_DIRECTIVE = re.compile(r"^<!-- ptbank:answer-space (\d+)( code)? -->$")
 
 
 def _answer_space(state: StateBlock, start: int, end: int, silent: bool) -> bool:
@@ -34,15 +40,17 @@ def _answer_space(state: StateBlock, start: int, end: int, silent: bool) -> bool
         return False
     if not silent:
         token = state.push(ANSWER_SPACE, "div", 0)
-        token.meta = {"minutes": int(found.group(1))}
+        token.meta = {"minutes": int(found.group(1)), "code": bool(found.group(2))}
         token.map = [start, start + 1]
     state.line = start + 1
     return True
 
 
-def answer_space_lines(minutes: int) -> int:
-    """Ruled lines of room to write for an N-minute question, the same in every format."""
-    return max(ANSWER_LINES_KEPT, min(_MAX_LINES, _LINES_PER_MINUTE * minutes))
+def answer_space_lines(minutes: int, code: bool = False) -> int:
+    """Ruled lines of room to write for an N-minute question (or coding task), the same in
+    every format."""
+    most = _MAX_CODE_LINES if code else _MAX_LINES
+    return max(ANSWER_LINES_KEPT, min(most, _LINES_PER_MINUTE * minutes))
 
 
 @lru_cache(maxsize=1)

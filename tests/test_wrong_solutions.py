@@ -1,0 +1,57 @@
+"""Every coding task's hidden test has teeth: it passes the reference solution and rejects, by
+an assertion, each deliberately wrong solution in tests/wrong_solutions/<question-id>/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ptbank.loader import load_bank
+from ptbank.models import Kind
+from wrong_solutions.check import (CONTENT, HERE, hidden_test, judge,
+                                   tasks_with_wrong_solutions)
+
+FIXTURE = Path(__file__).parent / "fixtures" / "wrong-solutions"
+
+
+@pytest.fixture(scope="module")
+def verdicts():
+    """One verification run for every task's reference and wrong solutions (one zygote)."""
+    return {(v.question_id, v.solution): v for v in judge(tasks_with_wrong_solutions())}
+
+
+def _solutions() -> list[tuple[str, str]]:
+    return [(qid, name) for qid in tasks_with_wrong_solutions()
+            for name in ["reference", *sorted(p.stem for p in (HERE / qid).glob("*.py"))]]
+
+
+@pytest.mark.parametrize(("question_id", "solution"), _solutions())
+def test_the_hidden_test_passes_the_reference_and_rejects_each_wrong_solution(
+        verdicts, question_id, solution):
+    verdict = verdicts[(question_id, solution)]
+    assert verdict.as_expected, (
+        f"{question_id}: {solution} -> {verdict.status.value}: {verdict.reason[:500]}")
+
+
+def test_every_task_with_split_checks_has_wrong_solutions_and_every_folder_a_task():
+    bank = load_bank(CONTENT)
+    split = {q.id for q in bank.questions if q.kind is Kind.coding
+             and any(s.solution_and_checks for s in q.snippets)}
+    folders = set(tasks_with_wrong_solutions())
+    assert split - folders == set(), "coding tasks whose checks no wrong solution challenges"
+    assert folders - split == set(), "wrong solutions for no task with a `# --- checks ---` line"
+    for qid in folders:
+        hidden_test(bank.question(qid))
+
+
+def test_a_toothless_check_and_a_wrong_name_are_both_caught_by_the_harness():
+    verdicts = {v.solution: v for v in judge(["relu-task"], content=FIXTURE / "content",
+                                             solutions=FIXTURE / "solutions")}
+    assert verdicts["reference"].as_expected
+    assert verdicts["identity"].as_expected                       # check 2 catches it
+    slipped = verdicts["wrong-below-minus-five"]                  # the checks are too weak
+    assert slipped.status.value == "passed" and not slipped.as_expected
+    misnamed = verdicts["misnamed"]                               # fails, but not on a check
+    assert misnamed.status.value == "error" and "NameError" in misnamed.reason
+    assert not misnamed.as_expected
