@@ -22,7 +22,7 @@ PRINT_PACKAGES := fonts-noto-cjk libharfbuzz-subset0 fontconfig g++ bubblewrap
 TEST_PACKAGES  := $(PRINT_PACKAGES) poppler-utils libreoffice-writer-nogui
 
 .DEFAULT_GOAL := help
-.PHONY: help setup system-print system-test lint stats verify drift pdf docx md all sheet test bench schema lock clean doctor
+.PHONY: help setup system-print system-test lint stats verify record drift pdf docx md all sheet test bench schema lock clean doctor
 
 help: ## show this help
 	@echo "usage: make TARGET [LEVEL=beginner|intermediate|advanced|all] [BANK_LANG=zh,en|bi]"
@@ -54,6 +54,9 @@ doctor: $(STAMP) ## check torch, fonts and tools, with the command that fixes ea
 
 verify: $(STAMP) system-print ## run every snippet under each torch build of the bank (cached); TORCH=V for one
 	$(PTBANK) verify $(JOBS_ARG) $(TORCH_ARG)
+
+record: $(STAMP) system-print ## verify under every build, then write content/verification-record.jsonl (commit it)
+	$(PTBANK) verify --record $(JOBS_ARG)
 
 drift: $(STAMP) system-print ## snippets whose verdict or warnings differ between the pinned torch and TORCH
 	$(PTBANK) drift $(JOBS_ARG) $(TORCH_ARG)

@@ -208,10 +208,22 @@ def _verify(commands) -> None:
                  "\n"
                  "Snippets run in a sandbox (bubblewrap): the machine read-only but for the\n"
                  "run's own folder, loopback-only network, no signals beyond it.\n"
+                 "\n"
+                 "The verification record (content/verification-record.jsonl) lets `build` and\n"
+                 "`sheet` skip what the release verified; `verify` itself never uses it. After\n"
+                 "a passing run, --record rewrites it for the builds that ran; --check-record\n"
+                 "fails when it claims anything this run does not confirm (CI runs it).\n"
                  "Exit status 0 only when every snippet that can run here passes.")
     _content_option(p)
     _build_options(p)
     _run_options(p)
+    record = p.add_mutually_exclusive_group()
+    record.add_argument("--record", action="store_true",
+                        help="after a passing run, write the verification record (make record); "
+                             "needs the whole bank, in the sandbox")
+    record.add_argument("--check-record", action="store_true",
+                        help="exit 1 when the committed record disagrees with this run or "
+                             "misses a snippet that passed")
     p.add_argument("--json", type=Path, metavar="FILE", help="write the per-snippet report as JSON")
     p.add_argument("--junit", type=Path, metavar="FILE",
                    help="write the report as JUnit XML (one testsuite per build; "
@@ -247,6 +259,9 @@ def _build_options(p: argparse.ArgumentParser) -> None:
 def _run_verify(args) -> int:
     from .verify.command import run_verify_command
 
+    if args.record and (args.only or not args.sandbox):
+        raise PtbankError("--record records the whole bank, verified in the sandbox: "
+                          "drop --only and --no-sandbox")
     return run_verify_command(args)
 
 
@@ -295,7 +310,9 @@ def _build(commands) -> None:
     p = _command(commands, "build", "print the bank as Markdown, DOCX and/or PDF",
                  "Artifacts: build/ptbank-<level>-<lang>.<ext> (questions only) and\n"
                  "build/ptbank-<level>-<lang>-answers.<ext> (with the answer key).\n"
-                 "Content must be verified and passing unless --draft is given.")
+                 "Content must be verified and passing unless --draft is given: what the\n"
+                 "committed verification record vouches for under this torch build is not run\n"
+                 "again (--reverify runs it), and everything else runs here, cached.")
     _content_option(p)
     p.add_argument("--format", default="pdf", choices=["md", "docx", "pdf", "all"])
     p.add_argument("--level", default=["all"], metavar="LEVEL[,LEVEL]",
@@ -319,7 +336,14 @@ def _build(commands) -> None:
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                    help="artifacts rendered at once (default: number of CPU cores)")
     _sandbox_option(p)
+    _reverify_option(p)
     p.set_defaults(handler=_run_build, output_dirs=("out",))
+
+
+def _reverify_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reverify", action="store_true",
+                   help="ignore the verification record: run (or take from the cache) every "
+                        "snippet here, under every build")
 
 
 def _run_build(args) -> int:
@@ -353,6 +377,7 @@ def _sheet(commands) -> None:
     p.add_argument("--draft", action="store_true",
                    help="allow unverified content; every page says DRAFT")
     _sandbox_option(p)
+    _reverify_option(p)
     p.set_defaults(handler=_run_sheet, output_dirs=("out",))
 
 

@@ -33,7 +33,8 @@ console = Console(stderr=True)
 
 def build_command(args) -> int:
     bank = load_bank(args.content)
-    reports = verification_gate(bank, draft=args.draft, jobs=args.jobs, sandbox=args.sandbox)
+    reports = verification_gate(bank, draft=args.draft, jobs=args.jobs, sandbox=args.sandbox,
+                                content=args.content, reverify=args.reverify)
     formats = FORMATS if args.format == "all" else (args.format,)
     editions = {"both": (False, True), "with": (True,), "without": (False,)}[args.answers]
     artifacts = []
@@ -69,31 +70,44 @@ def bank_document(bank: Bank, level: str, lang: str, answers: bool,
 
 # --- verification gate ----------------------------------------------------------------------
 
-def verification_gate(bank: Bank, *, draft: bool, jobs: int | None, sandbox: bool = True):
+def verification_gate(bank: Bank, *, draft: bool, jobs: int | None, sandbox: bool = True,
+                      content=None, reverify: bool = False):
     """Verify under every build of the bank (cheap when cached); refuse what does not pass.
 
-    Returns one VerifyReport per torch build (the pinned one first), or None for a draft,
-    which is not verified at all.
+    The committed verification record (verify/record.py) vouches for what the release
+    verified, unless `reverify`: a snippet it passed under exactly the local build is not run
+    again, and a declared build it covers entirely is not even installed. Returns one
+    VerifyReport per torch build (the pinned one first), or None for a draft, which is not
+    verified at all.
     """
     if draft:
         return None
     from .verify import verify_bank  # imports no torch; a cached bank verifies in a blink
-    from .verify.builds import interpreters_for
+    from .verify.builds import build_for
+    from .verify.interpreter import Interpreter
+    from .verify.record import Record, record_path
 
-    interpreters = interpreters_for(torch=None, python=None,
-                                    declared=bank.meta.verify_also_with_torch,
-                                    log=console.print)
+    record = None if reverify or content is None else Record.load(record_path(content))
     reports = []
-    for interpreter in interpreters:
-        report = verify_bank(bank, jobs=jobs, progress=sys.stderr.isatty(),
-                             interpreter=interpreter, sandbox=sandbox)
+    for version in (None, *bank.meta.verify_also_with_torch):
+        report = record and version and record.report_without_running(bank, version)
+        if not report:
+            interpreter = build_for(version, log=console.print) if version else Interpreter.current()
+            report = verify_bank(bank, jobs=jobs, progress=sys.stderr.isatty(),
+                                 interpreter=interpreter, sandbox=sandbox, record=record)
         _require_passing(report)
         reports.append(report)
-        counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts.items()) if n)
-        cached = sum(r.cached for r in report.results)
-        console.print(f"verified: {counts} ({cached} from cache) in {report.elapsed:.1f} s, "
-                      f"torch {report.torch_version}")
+        console.print(_verified_line(report))
     return reports
+
+
+def _verified_line(report) -> str:
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts.items()) if n)
+    recorded = sum(bool(r.recorded) for r in report.results)
+    cached = sum(r.cached for r in report.results)
+    ran = len(report.results) - recorded - cached
+    return (f"verified: {counts} ({recorded} by the release record, {cached} from cache, "
+            f"{ran} run here) in {report.elapsed:.1f} s, torch {report.torch_version}")
 
 
 def _require_passing(report) -> None:
@@ -139,6 +153,7 @@ def sheet_command(args) -> int:
     from .sheet import build_sheet
 
     bank = load_bank(args.content)
-    reports = verification_gate(bank, draft=args.draft, jobs=None, sandbox=args.sandbox)
+    reports = verification_gate(bank, draft=args.draft, jobs=None, sandbox=args.sandbox,
+                                content=args.content, reverify=args.reverify)
     write_artifacts(build_sheet(bank, args, reports), jobs=None)
     return 0

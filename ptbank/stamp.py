@@ -22,7 +22,9 @@ def _build_stamp(report, requires: dict) -> BuildStamp:
     results = [r for r in report.results if (r.question_id, r.snippet_id) in requires]
     skipped_needs = tuple(", ".join(requires[(r.question_id, r.snippet_id)]) or "?"
                           for r in results if r.status.value == "skipped")
+    recorded = [r.recorded for r in results if r.recorded]
     return BuildStamp(passed=sum(r.status.value == "passed" for r in results),
                       total=len(results), torch=report.torch_version,
                       python=report.python_version, skipped_needs=skipped_needs,
-                      sandboxed=report.sandboxed)
+                      sandboxed=report.sandboxed, recorded=len(recorded),
+                      recorded_on=max(recorded, default=""))

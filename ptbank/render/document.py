@@ -26,10 +26,17 @@ class BuildStamp:
     """One entry per skipped snippet: the requirement that was missing (e.g. `cuda`)."""
     sandboxed: bool = True
     """Whether the snippets ran in the sandbox; an artifact says so when they did not."""
+    recorded: int = 0
+    """Passes the committed verification record vouched for instead of a run here."""
+    recorded_on: str = ""
+    """The date of that record."""
 
     def line(self, lang: str) -> str:
         text = label(lang, "stamp", passed=self.passed, total=self.total,
                      torch=self.torch, python=self.python)
+        if self.recorded:
+            text += label(lang, "stamp_recorded", recorded=self.recorded, date=self.recorded_on,
+                          here=self.passed - self.recorded)
         if self.skipped_needs:
             needs = ", ".join(sorted(set(self.skipped_needs)))
             text += label(lang, "stamp_skipped", skipped=len(self.skipped_needs), needs=needs)

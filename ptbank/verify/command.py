@@ -26,13 +26,15 @@ def run_verify_command(args) -> int:
         bank = load_bank(args.content)
         interpreters = interpreters_for(torch=args.torch, python=args.python,
                                         declared=bank.meta.verify_also_with_torch, log=_note)
-        reports = [verify_bank(bank, jobs=args.jobs, only=args.only,
-                               use_cache=not args.no_cache, head_start=head_start,
-                               interpreter=interpreter, sandbox=args.sandbox)
-                   for interpreter in interpreters]
+        runs = []
+        for interpreter in interpreters:
+            runs.append((interpreter, verify_bank(
+                bank, jobs=args.jobs, only=args.only, use_cache=not args.no_cache,
+                head_start=head_start, interpreter=interpreter, sandbox=args.sandbox)))
     from ..atomic import write_text_atomic
     from .report import print_report, to_json, to_junit
 
+    reports = [report for _, report in runs]
     console = _console()
     for report in reports:
         print_report(report, console)
@@ -40,7 +42,51 @@ def run_verify_command(args) -> int:
         write_text_atomic(args.json, to_json(reports))
     if args.junit:
         write_text_atomic(args.junit, to_junit(reports))
-    return 0 if all(r.ok for r in reports) else EXIT_FAILED
+    ok = all(r.ok for r in reports)
+    if args.check_record and not _record_agrees(bank, runs, args.content):
+        return EXIT_FAILED
+    if args.record and ok:
+        _write_record(bank, runs, args.content)
+    return 0 if ok else EXIT_FAILED
+
+
+def _snippet_packages(bank, interpreter) -> dict[str, str | None]:
+    """Versions of every third-party module the bank's snippets need, in this interpreter."""
+    from .cache import extra_modules
+
+    names = sorted({m for q in bank.questions for s in q.snippets for m in extra_modules(s)})
+    return {name: interpreter.module_version(name) for name in names}
+
+
+def _write_record(bank, runs, content) -> None:
+    from ..render.document import build_date
+    from .record import Record, record_path, recorded
+
+    path = record_path(content)
+    modules = {r.torch_version: _snippet_packages(bank, i) for i, r in runs}
+    new = recorded(Record.load(path), bank, [r for _, r in runs], modules, build_date())
+    new.write(path)
+    for _, report in runs:
+        count = sum(1 for (_, torch) in new.keys if torch == report.torch_version)
+        _note(f"recorded: {count} passing snippets under torch {report.torch_version} "
+              f"in {path} (commit it)")
+
+
+def _record_agrees(bank, runs, content) -> bool:
+    from .record import Record, disagreements, record_path
+
+    path = record_path(content)
+    modules = {r.torch_version: _snippet_packages(bank, i) for i, r in runs}
+    found = disagreements(Record.load(path), bank, [r for _, r in runs], modules)
+    if not found:
+        _note(f"record: {path} agrees with this run")
+        return True
+    _note(f"record is stale: run `make record` and commit {path}")
+    for line in found[:20]:
+        _note(f"  {line}")
+    if len(found) > 20:
+        _note(f"  ... and {len(found) - 20} more")
+    return False
 
 
 def run_drift_command(args) -> int:

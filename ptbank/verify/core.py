@@ -21,6 +21,7 @@ from .classify import classify
 from .interpreter import Interpreter
 from .launch import DEFAULT_CACHE, HeadStart, ZygoteLease
 from .progress import make_progress
+from .record import Record
 from .requirements import Requirements
 from .results import RETRIED, SnippetResult, Status, VerifyReport
 from .runner import Finished, Job, estimate, run_jobs, run_jobs_with_canary, shared_imports
@@ -45,7 +46,8 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
                 use_cache: bool = True, cache_dir: Path = DEFAULT_CACHE,
                 progress: bool = True, head_start: HeadStart | None = None,
                 interpreter: Interpreter | None = None, sandbox: bool = True,
-                sandbox_writable: tuple[Path, ...] = ()) -> VerifyReport:
+                sandbox_writable: tuple[Path, ...] = (), record: Record | None = None
+                ) -> VerifyReport:
     """Verify the bank's snippets (or those named in `only`) and return the typed report.
 
     `interpreter` is the torch build to verify under (default: the one ptbank runs under).
@@ -53,6 +55,8 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
     `sandbox`: run the snippets in the sandbox (sandbox.py); without it, they run unconfined.
     `sandbox_writable`: folders the sandbox leaves writable besides the run's own (a test
     harness's, where its snippets count their runs).
+    `record`: the committed verification record; a snippet it vouches for under exactly this
+    build is not run (build and sheet use it; `ptbank verify` never does).
     """
     began = time.perf_counter()
     if sandbox:
@@ -63,6 +67,13 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
     cache = ResultCache(cache_dir) if use_cache else None
     results: dict[str, SnippetResult] = {}
     for target in targets:
+        vouched = record and record.vouches_for(target.name, target.snippet, versions,
+                                                interpreter.module_version)
+        if vouched:
+            results[target.name] = SnippetResult(
+                target.question_id, target.snippet.id, Status.passed, 0.0, where=target.where,
+                key=target.key, recorded=vouched.recorded)
+            continue
         hit = cache and cache.get(target.key, target.question_id, target.snippet.id, target.where)
         if hit:
             results[target.name] = hit

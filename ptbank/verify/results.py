@@ -65,6 +65,9 @@ class SnippetResult:
     """Warnings seen while it ran, one line each; only deprecations from its own lines fail it."""
     cached: bool = False
     """True when the verdict was read from the cache instead of running the snippet."""
+    recorded: str = ""
+    """When the committed verification record vouched for it instead of a run here: the date
+    of that record (record.py); else empty."""
     where: str = ""
     """`path:line` of the snippet in its question file."""
     first_attempt: str = ""
