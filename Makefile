@@ -7,6 +7,10 @@ BANK_LANG ?= zh,en
 MINUTES   ?= 45
 SEED      ?= 1
 SHEET_LANG ?= zh
+# An interview sheet for a role profile of content/profiles.yaml instead of one LEVEL, and for
+# whom (the ledger keeps a candidate from seeing a question twice)
+PROFILE   ?=
+CANDIDATE ?=
 JOBS      ?=
 # Another torch version to verify under or compare with (make verify TORCH=2.13.0, make drift)
 TORCH     ?=
@@ -16,6 +20,7 @@ PTBANK  := $(PYTHON) -m ptbank
 STAMP   := .venv/.ptbank-installed
 JOBS_ARG := $(if $(JOBS),--jobs $(JOBS),)
 TORCH_ARG := $(if $(TORCH),--torch $(TORCH),)
+SHEET_ARGS := $(if $(PROFILE),--profile $(PROFILE),--level $(LEVEL)) $(if $(CANDIDATE),--candidate "$(CANDIDATE)",)
 
 # printing verifies first: snippets run in a bubblewrap sandbox, and torch.compile ones need g++
 PRINT_PACKAGES := fonts-noto-cjk libharfbuzz-subset0 fontconfig g++ bubblewrap
@@ -73,8 +78,8 @@ md: setup ## Markdown for LEVEL, same editions
 all: setup ## every format, every level, zh, en and bi
 	$(PTBANK) build --format all --level beginner,intermediate,advanced,all --lang zh,en,bi $(JOBS_ARG)
 
-sheet: setup ## an interview sheet: make sheet LEVEL=intermediate MINUTES=45 SEED=7
-	$(PTBANK) sheet --level $(LEVEL) --minutes $(MINUTES) --seed $(SEED) --lang $(SHEET_LANG) --format all
+sheet: setup ## an interview sheet: make sheet LEVEL=intermediate MINUTES=45 SEED=7, or PROFILE=training-infra MINUTES=60 SEED=7 CANDIDATE=A12
+	$(PTBANK) sheet $(SHEET_ARGS) --minutes $(MINUTES) --seed $(SEED) --lang $(SHEET_LANG) --format all
 
 test: $(STAMP) system-test ## the full test suite (what CI runs)
 	$(PYTHON) -m pytest -q

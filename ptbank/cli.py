@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ptbank {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for register in (_lint, _stats, _new, _schema, _doctor, _verify, _drift, _cache,
-                     _build, _sheet):
+                     _build, _sheet, _ledger):
         register(commands)
     return parser
 
@@ -360,9 +360,20 @@ def _sheet(commands) -> None:
                  "version, the arguments and --seed, and writes a candidate edition and an\n"
                  "interviewer edition: build/sheets/sheet-<ID>-candidate-<lang>.<ext> and\n"
                  "sheet-<ID>-interviewer-<lang>.<ext>. Rerunning the command printed on a sheet\n"
-                 "regenerates it.")
+                 "regenerates it.\n"
+                 "\n"
+                 "One level (--level), or a role profile from content/profiles.yaml\n"
+                 "(--profile): its topic weights, level mix, coding task and buffer.\n"
+                 "Every sheet issued is appended to the ledger (--ledger, default\n"
+                 "OUT/ledger.jsonl): a new sheet prefers the questions given least and never\n"
+                 "repeats one the same --candidate was given. `ptbank ledger` shows exposure.\n"
+                 "\n"
+                 "  ptbank sheet --profile training-infra --minutes 60 --seed 7 --candidate A12")
     _content_option(p)
-    p.add_argument("--level", required=True, choices=["beginner", "intermediate", "advanced"])
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--level", choices=["beginner", "intermediate", "advanced"])
+    what.add_argument("--profile", metavar="NAME",
+                      help="a role profile of content/profiles.yaml (`ptbank ledger` lists them)")
     p.add_argument("--topics", type=lambda s: [t for t in s.split(",") if t], default=None,
                    metavar="A,B", help="only these topics (default: all)")
     size = p.add_mutually_exclusive_group(required=True)
@@ -374,11 +385,50 @@ def _sheet(commands) -> None:
     p.add_argument("--out", type=Path, default=Path("build/sheets"), metavar="DIR")
     p.add_argument("--exclude", type=lambda s: [t for t in s.split(",") if t], default=[],
                    metavar="ID,...", help="question ids to leave out (e.g. a first round's)")
+    p.add_argument("--candidate", metavar="LABEL",
+                   help="who the sheet is for (any label): questions the ledger gave them "
+                        "before never appear")
+    p.add_argument("--ledger", type=Path, metavar="FILE",
+                   help="the ledger of sheets issued (default: OUT/ledger.jsonl)")
+    p.add_argument("--ledger-upto", type=_not_negative, metavar="N",
+                   help="regenerate a sheet as the ledger's first N records saw it; the sheet "
+                        "is not recorded again (the interviewer edition prints this command)")
     p.add_argument("--draft", action="store_true",
                    help="allow unverified content; every page says DRAFT")
     _sandbox_option(p)
     _reverify_option(p)
-    p.set_defaults(handler=_run_sheet, output_dirs=("out",))
+    p.set_defaults(handler=_run_sheet, output_dirs=("out",), output_files=("ledger",))
+
+
+def _ledger(commands) -> None:
+    p = _command(commands, "ledger", "how often each question and profile was given",
+                 "Reads the ledger of sheets issued (`ptbank sheet` appends to it) and prints\n"
+                 "exposure per question (most given first) and per profile: sheets,\n"
+                 "candidates, and how evenly their eligible questions were used.")
+    _content_option(p)
+    p.add_argument("--ledger", type=Path, default=Path("build/sheets/ledger.jsonl"),
+                   metavar="FILE", help="the ledger (default: %(default)s)")
+    p.set_defaults(handler=_run_ledger)
+
+
+def _run_ledger(args) -> int:
+    from rich.console import Console
+
+    from .ledger import print_exposure, read_ledger
+    from .loader import load_bank
+
+    print_exposure(load_bank(args.content), read_ledger(args.ledger), Console())
+    return 0
+
+
+def _not_negative(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {number}")
+    return number
 
 
 def _positive(text: str) -> int:

@@ -15,15 +15,17 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import ContentError, Problem, PtbankError
-from .models import (KEBAB, SEED_ITEM, Bank, BankMeta, BankTitle, LocalizedText, Question,
-                     Snippet, Topic)
+from .models import (KEBAB, SEED_ITEM, Bank, BankMeta, BankTitle, CodingSlot, LocalizedText,
+                     Profile, Question, Snippet, Topic)
 
 BANK_FILE = "bank.yaml"
 TOPICS_FILE = "topics.yaml"
+PROFILES_FILE = "profiles.yaml"
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _KNOWN_KEYS = sorted(
-    {name for model in (Question, LocalizedText, Snippet, BankMeta, BankTitle, Topic)
+    {name for model in (Question, LocalizedText, Snippet, BankMeta, BankTitle, Topic, Profile,
+                        CodingSlot)
      for name in model.model_fields}
 )
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -73,10 +75,11 @@ def load_bank(content: Path) -> Bank:
         questions.append(question)
         sources[question.id] = shown
         lines[question.id] = line_map
+    profiles = _load_profiles(content / PROFILES_FILE, topics or {}, problems)
     if problems or meta is None or topics is None:
         raise ContentError(problems)
     return Bank(meta=meta, topics=topics, questions=tuple(questions),
-                sources=sources, lines=lines)
+                sources=sources, lines=lines, profiles=profiles)
 
 
 def _misplaced_files(content: Path) -> list[Problem]:
@@ -85,7 +88,8 @@ def _misplaced_files(content: Path) -> list[Problem]:
              for p in sorted(content.rglob("*.yml"))]
     found += [Problem(display_path(p), 1, "",
                       "question files live in a topic folder: <topic>/<id>.yaml")
-              for p in sorted(content.glob("*.yaml")) if p.name not in (BANK_FILE, TOPICS_FILE)]
+              for p in sorted(content.glob("*.yaml"))
+              if p.name not in (BANK_FILE, TOPICS_FILE, PROFILES_FILE)]
     return found
 
 
@@ -135,6 +139,40 @@ def _load_topics(path: Path, problems: list[Problem]) -> dict[str, Topic] | None
     if not data:
         problems.append(Problem(shown, line_map[()], "", "no topics defined"))
     return topics if len(problems) == before else None
+
+
+def _load_profiles(path: Path, topics: dict[str, Topic],
+                   problems: list[Problem]) -> dict[str, Profile]:
+    """profiles.yaml, if present: name → Profile, each topic one of topics.yaml's."""
+    if not path.exists():
+        return {}
+    parsed = _parse(path, problems)
+    if parsed is None:
+        return {}
+    data, line_map = parsed
+    shown = display_path(path)
+    profiles: dict[str, Profile] = {}
+    for name, value in data.items():
+        if not re.match(KEBAB, name):
+            problems.append(Problem(shown, line_map[(name,)], name,
+                                    "profile names must be kebab-case (`--profile NAME`)"))
+            continue
+        try:
+            profile = Profile.model_validate(value)
+        except ValidationError as exc:
+            problems.extend(_validation_problems(exc, shown, line_map, prefix=(name,)))
+            continue
+        for topic in profile.topics:
+            if topic not in topics:
+                problems.append(Problem(
+                    shown, line_map.get((name, "topics", topic), line_map[(name,)]),
+                    f"{name}.topics.{topic}",
+                    _unknown(f"topic {topic!r}", topic, topics)
+                    + f"; {TOPICS_FILE} has: {', '.join(topics)}"))
+        profiles[name] = profile
+    if not data:
+        problems.append(Problem(shown, line_map[()], "", "no profiles defined"))
+    return profiles
 
 
 def _load_model(path: Path, model: type[BaseModel], problems: list[Problem]):
@@ -288,6 +326,8 @@ def _validation_problems(exc: ValidationError, shown: str, line_map: LineMap,
             message = _unknown("key", str(loc[-1]), _KNOWN_KEYS)
         elif err["type"] == "missing":
             message = "required but missing"
+        elif err["type"] == "value_error":
+            message = str(err["ctx"]["error"])  # a validator's own words, without "Value error, "
         elif err["type"] == "string_pattern_mismatch":
             explained = _PATTERN_MESSAGES.get(err["ctx"]["pattern"])
             message = f"{err['input']!r} {explained}" if explained else message

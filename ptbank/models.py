@@ -218,6 +218,38 @@ class ExplainedDrift(_Strict):
         return value
 
 
+class CodingSlot(_Strict):
+    """Whether a profile's sheets include a coding task, and how much of the time it may take."""
+
+    include: bool = True
+    """True: every sheet of the profile has one coding task (when one fits)."""
+    share: float = Field(default=0.4, gt=0, le=0.8)
+    """Most of the question time (budget less buffer) the coding task may take, e.g. 0.4."""
+
+
+class Profile(_Strict):
+    """A role to interview for (profiles.yaml): what its sheets draw on, and in what mix."""
+
+    name: BankTitle
+    """The role's name in each language; the candidate edition prints it."""
+    topics: dict[KebabId, Annotated[float, Field(gt=0)]] = Field(min_length=1)
+    """Topic key → weight: the share of a sheet's questions drawn from that topic."""
+    levels: dict[Level, Annotated[int, Field(ge=0)]] = Field(min_length=1)
+    """Level → how many questions of that level a sheet has per round of the mix, e.g.
+    beginner 1, intermediate 3, advanced 2 (a warm-up, then the core, then depth)."""
+    coding: CodingSlot = CodingSlot()
+    """The coding task: included or not, and its share of the time."""
+    buffer_minutes: int = Field(default=5, ge=0, le=30)
+    """Minutes kept free for introductions and overrun: questions fill the budget less this."""
+
+    @field_validator("levels")
+    @classmethod
+    def _some_level(cls, value: dict) -> dict:
+        if not any(value.values()):
+            raise ValueError("at least one level needs a count above 0")
+        return value
+
+
 class BankMeta(_Strict):
     """bank.yaml: what every artifact states about the bank it came from."""
 
@@ -244,6 +276,8 @@ class Bank(BaseModel):
     questions: tuple[Question, ...]
     sources: dict[str, str]
     """Question id → path of its YAML file (relative to the working directory)."""
+    profiles: dict[str, Profile] = {}
+    """Role profiles (profiles.yaml) by name, in file order; empty when the file is absent."""
     lines: dict[str, dict[tuple, int]] = {}
     """Question id → (field path → 1-based line in its source), for messages."""
 

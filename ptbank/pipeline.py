@@ -150,10 +150,16 @@ def _render(artifact: Artifact) -> None:
 
 
 def sheet_command(args) -> int:
-    from .sheet import build_sheet
+    from .ledger import append_record
+    from .sheet import LEDGER_NAME, build_sheet
 
     bank = load_bank(args.content)
     reports = verification_gate(bank, draft=args.draft, jobs=None, sandbox=args.sandbox,
                                 content=args.content, reverify=args.reverify)
-    write_artifacts(build_sheet(bank, args, reports), jobs=None)
+    artifacts, issued = build_sheet(bank, args, reports)
+    write_artifacts(artifacts, jobs=None)
+    if issued is not None:
+        ledger = args.ledger or args.out / LEDGER_NAME
+        append_record(ledger, issued)
+        console.print(f"ptbank: sheet {issued.sheet} recorded in {ledger}")
     return 0

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import random
 import shlex
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 from .artifacts import FORMATS, Artifact
 from .errors import PtbankError
+from .ledger import LedgerRecord, exposure, given_to, read_ledger
 from .models import Bank, Kind, Level, Question
 from .render.document import Document, Item, Section, Stamp, build_date
 from .render.labels import label
@@ -22,45 +25,94 @@ from .render.markdown import render_markdown
 from .stamp import stamp_for
 
 
+LEDGER_NAME = "ledger.jsonl"
+"""The default ledger, in the sheets' output folder."""
+
+
 @dataclass(frozen=True)
 class SheetRequest:
-    """What the interviewer asked for; with the bank version it determines the sheet."""
+    """What the interviewer asked for; with the bank version and the ledger's counts it
+    determines the sheet."""
 
-    level: Level
+    level: Level | None
     seed: int
     minutes: int | None = None
     count: int | None = None
     topics: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    profile: str | None = None
+    """A role profile (profiles.yaml) instead of one level."""
+    candidate: str | None = None
+    """Who the sheet is for: questions the ledger gave them before never appear."""
+    ledger_upto: int = 0
+    """How many ledger records the selection saw: with the ledger, this makes it exact."""
+    ledger: str | None = None
+    """The ledger file, when not the default one."""
 
     def command(self) -> str:
         """The `ptbank sheet` arguments that regenerate this selection."""
-        parts = ["ptbank", "sheet", "--level", self.level.value, "--seed", str(self.seed)]
+        parts = ["ptbank", "sheet"]
+        parts += ["--profile", self.profile] if self.profile else ["--level", self.level.value]
+        parts += ["--seed", str(self.seed)]
         parts += ["--minutes", str(self.minutes)] if self.minutes else ["--count", str(self.count)]
         if self.topics:
             parts += ["--topics", ",".join(self.topics)]
         if self.exclude:
             parts += ["--exclude", ",".join(self.exclude)]
+        if self.candidate is not None:
+            parts += ["--candidate", self.candidate]
+        if self.ledger:
+            parts += ["--ledger", self.ledger]
+        parts += ["--ledger-upto", str(self.ledger_upto)]
         return shlex.join(parts)
 
 
-def sheet_id(bank: Bank, request: SheetRequest) -> str:
-    """Eight characters naming (bank version, request, seed), e.g. `K3QF-7ZMA`."""
-    key = f"{bank.meta.version}|{request.command()}".encode()
+@dataclass(frozen=True)
+class Exposure:
+    """What the ledger says, as far as the selection sees it."""
+
+    counts: Counter = field(default_factory=Counter)
+    """Question id → sheets that gave it."""
+    given: frozenset[str] = frozenset()
+    """Questions the candidate has already had."""
+
+    def digest(self) -> str:
+        state = json.dumps([sorted(self.counts.items()), sorted(self.given)])
+        return hashlib.sha256(state.encode()).hexdigest()
+
+
+def sheet_id(bank: Bank, request: SheetRequest, seen: Exposure | None = None) -> str:
+    """Eight characters naming (bank version, request, seed, exposure), e.g. `K3QF-7ZMA`."""
+    key = f"{bank.meta.version}|{request.command()}|{(seen or Exposure()).digest()}".encode()
     code = base64.b32encode(hashlib.sha256(key).digest()).decode()[:8]
     return f"{code[:4]}-{code[4:]}"
 
 
-def select_questions(bank: Bank, request: SheetRequest) -> list[Question]:
-    """Fill the budget (or count) with a topic mix and at most one coding task (first, if it fits).
+def select_questions(bank: Bank, request: SheetRequest,
+                     seen: Exposure | None = None) -> list[Question]:
+    """The sheet's questions, in print order: a pure function of its arguments.
 
-    Never two questions on the same seed item; `exclude` ids never appear.
+    With a profile, profile_selection() fills the time; with a level, the budget (or count)
+    gets a topic mix and at most one coding task (first, if it fits). Either way the least
+    used questions come first, never two on the same seed item, and excluded ids or the
+    candidate's earlier questions never appear.
     """
-    pool = _candidates(bank, request)
+    seen = seen or Exposure()
+    if request.profile:
+        chosen = profile_selection(bank, request, seen)
+    else:
+        chosen = _level_selection(bank, request, seen)
+    topic_rank = {t: i for i, t in enumerate(bank.topics)}
+    return sorted(chosen, key=lambda q: (q.kind is Kind.coding, topic_rank[q.topic]))
+
+
+def _level_selection(bank: Bank, request: SheetRequest, seen: Exposure) -> list[Question]:
+    pool = _candidates(bank, request, seen)
     rng = random.Random(f"{bank.meta.version}|{request.command()}")
     coding = [q for q in pool if q.kind is Kind.coding]
-    concept = _topic_round_robin([q for q in pool if q.kind is Kind.concept], rng)
+    concept = _topic_round_robin([q for q in pool if q.kind is Kind.concept], rng, seen)
     rng.shuffle(coding)
+    coding.sort(key=lambda q: seen.counts[q.id])  # stable: least used first, shuffled within
     chosen: list[Question] = []
     budget = request.minutes
     wanted = request.count
@@ -84,11 +136,110 @@ def select_questions(bank: Bank, request: SheetRequest) -> list[Question]:
         raise PtbankError(f"asked for {wanted} questions but only {len(chosen)} "
                           f"{request.level.value} question(s) without a shared seed item "
                           f"are available{_filters_note(request)}")
-    topic_rank = {t: i for i, t in enumerate(bank.topics)}
-    return sorted(chosen, key=lambda q: (q.kind is Kind.coding, topic_rank[q.topic]))
+    return chosen
 
 
-def _candidates(bank: Bank, request: SheetRequest) -> list[Question]:
+def profile_selection(bank: Bank, request: SheetRequest, seen: Exposure) -> list[Question]:
+    """Fill the budget less the profile's buffer: first the coding task (if the profile has
+    one: the least used that fits its share of the time), then slot by slot: the level
+    furthest below the profile's mix, and among the topics within one question of the one
+    furthest behind, the (level, topic) cell whose least used question was given least; that
+    question is taken.
+
+    A cell whose least used question does not fit (time, seed item) is passed over for that
+    slot rather than dipping into more used ones, so that within a cell exposure stays level:
+    sheets drawn against one ledger differ by at most one in how often each was given.
+    """
+    profile = _profile(bank, request.profile)
+    if request.minutes is None:
+        raise PtbankError("--profile fills a time budget: give --minutes, not --count")
+    usable = request.minutes - profile.buffer_minutes
+    if usable < 1:
+        raise PtbankError(f"profile {request.profile} keeps {profile.buffer_minutes} minutes "
+                          f"as a buffer: --minutes must be more than that")
+    rng = random.Random(f"{bank.meta.version}|{request.command()}|{seen.digest()}")
+    levels = {lv: n for lv, n in profile.levels.items() if n}
+    pool = [q for q in bank.questions
+            if q.topic in profile.topics and q.level in levels
+            and q.id not in request.exclude and q.id not in seen.given]
+    tiebreak = {q.id: rng.random() for q in pool}
+
+    def least_used(questions: list[Question]) -> Question | None:
+        return min(questions, key=lambda q: (seen.counts[q.id], tiebreak[q.id]), default=None)
+
+    chosen: list[Question] = []
+    if profile.coding.include:
+        limit = int(profile.coding.share * usable)
+        task = least_used([q for q in pool if q.kind is Kind.coding and q.minutes <= limit])
+        if task is None:
+            raise PtbankError(
+                f"profile {request.profile}: no coding task in its topics and levels fits "
+                f"{limit} minutes ({profile.coding.share:.0%} of {usable}){_seen_note(request)}")
+        chosen.append(task)
+    concept = [q for q in pool if q.kind is Kind.concept]
+    if not concept:
+        raise PtbankError(f"profile {request.profile}: the bank has no concept questions in "
+                          f"its topics ({', '.join(profile.topics)}) and levels "
+                          f"({', '.join(lv.value for lv in levels)}){_seen_note(request)}")
+    cells: dict[tuple[Level, str], list[Question]] = {}
+    for q in concept:
+        cells.setdefault((q.level, q.topic), []).append(q)
+    level_share = _shares(levels)
+    topic_share = _shares({t: w for t, w in profile.topics.items()  # topics with concept
+                           if any(topic == t for _, topic in cells)})  # questions to draw
+    cell_rank = {cell: rng.random() for cell in cells}
+    while True:
+        left = usable - sum(q.minutes for q in chosen)
+        taken = {s for q in chosen for s in q.seed}
+        n = len(chosen) + 1
+        level_count = Counter(q.level for q in chosen)
+        topic_count = Counter(q.topic for q in chosen if q.topic in topic_share)
+        open_cells = {}
+        for cell, questions in cells.items():
+            q = least_used([q for q in questions if q not in chosen])
+            if q is not None and q.minutes <= left and not taken & set(q.seed):
+                open_cells[cell] = q
+        if not open_cells:
+            break
+        level_behind = {lv: level_share[lv] * n - level_count[lv] for lv, _ in open_cells}
+        level = max(level_behind, key=lambda lv: (level_behind[lv], -min(
+            cell_rank[c] for c in open_cells if c[0] == lv)))
+        topic_behind = {t: topic_share[t] * n - topic_count[t]
+                        for lv, t in open_cells if lv == level}
+        most = max(topic_behind.values())
+        near = [(level, t) for t, behind in topic_behind.items() if behind >= most - 1]
+        cell = min(near, key=lambda c: (seen.counts[open_cells[c].id], -topic_behind[c[1]],
+                                        cell_rank[c]))
+        chosen.append(open_cells[cell])
+    if not any(q.kind is Kind.concept for q in chosen):
+        shortest = min(q.minutes for q in concept)
+        raise PtbankError(f"profile {request.profile}: no concept question fits the "
+                          f"{left} minutes left (the shortest takes {shortest})")
+    return chosen
+
+
+def _profile(bank: Bank, name: str):
+    if name not in bank.profiles:
+        known = ", ".join(bank.profiles) or "none: the content folder has no profiles.yaml"
+        raise PtbankError(f"unknown profile {name!r}; profiles: {known}")
+    return bank.profiles[name]
+
+
+def _shares(weights: dict) -> dict:
+    total = sum(weights.values())
+    return {key: value / total for key, value in weights.items()}
+
+
+def _seen_note(request: SheetRequest) -> str:
+    notes = []
+    if request.exclude:
+        notes.append(f"after excluding {len(request.exclude)} question(s)")
+    if request.candidate is not None:
+        notes.append(f"and what {request.candidate!r} was given before")
+    return (" " + " ".join(notes)) if notes else ""
+
+
+def _candidates(bank: Bank, request: SheetRequest, seen: Exposure) -> list[Question]:
     unknown = [t for t in request.topics if t not in bank.topics]
     if unknown:
         raise PtbankError(f"unknown topic(s): {', '.join(unknown)}; "
@@ -99,7 +250,7 @@ def _candidates(bank: Bank, request: SheetRequest) -> list[Question]:
         raise PtbankError(f"--exclude names unknown question id(s): {', '.join(missing)}")
     pool = [q for q in bank.questions
             if q.level is request.level and q.id not in request.exclude
-            and (not request.topics or q.topic in request.topics)]
+            and q.id not in seen.given and (not request.topics or q.topic in request.topics)]
     if not pool:
         raise PtbankError(f"the bank has no {request.level.value} questions"
                           f"{_filters_note(request)}")
@@ -115,8 +266,10 @@ def _filters_note(request: SheetRequest) -> str:
     return (" " + " ".join(notes)) if notes else ""
 
 
-def _topic_round_robin(questions: list[Question], rng: random.Random) -> list[Question]:
-    """Shuffle within topics, then deal one per topic in turn, so a sheet mixes topics."""
+def _topic_round_robin(questions: list[Question], rng: random.Random,
+                       seen: Exposure) -> list[Question]:
+    """Shuffle within topics (least used last, as they are dealt from the end), then deal one
+    per topic in turn, so a sheet mixes topics."""
     by_topic: dict[str, list[Question]] = {}
     for q in sorted(questions, key=lambda q: q.id):
         by_topic.setdefault(q.topic, []).append(q)
@@ -124,6 +277,7 @@ def _topic_round_robin(questions: list[Question], rng: random.Random) -> list[Qu
     rng.shuffle(topics)
     for topic in topics:
         rng.shuffle(by_topic[topic])
+        by_topic[topic].sort(key=lambda q: -seen.counts[q.id])
     dealt = []
     while any(by_topic.values()):
         for topic in topics:
@@ -132,16 +286,27 @@ def _topic_round_robin(questions: list[Question], rng: random.Random) -> list[Qu
     return dealt
 
 
-def build_sheet(bank: Bank, args, reports) -> list[Artifact]:
-    """Both editions of one sheet in the requested formats, as artifacts to write."""
+def build_sheet(bank: Bank, args, reports) -> tuple[list[Artifact], LedgerRecord | None]:
+    """Both editions of one sheet in the requested formats, as artifacts to write, and the
+    ledger record to append once they are written (None when regenerating an earlier sheet)."""
     order = {topic: rank for rank, topic in enumerate(bank.topics)}
     topics = sorted(set(args.topics or ()), key=lambda t: (order.get(t, len(order)), t))
-    request = SheetRequest(level=Level(args.level), seed=args.seed, minutes=args.minutes,
-                           count=args.count, topics=tuple(topics),  # the same set, one order
-                           exclude=tuple(sorted(set(args.exclude))))
-    questions = select_questions(bank, request)
+    ledger_path = args.ledger or args.out / LEDGER_NAME
+    records = read_ledger(ledger_path)
+    upto = len(records) if args.ledger_upto is None else args.ledger_upto
+    if upto > len(records):
+        raise PtbankError(f"--ledger-upto {upto}: {ledger_path} holds {len(records)} record(s)")
+    records = records[:upto]
+    request = SheetRequest(level=args.level and Level(args.level), seed=args.seed,
+                           minutes=args.minutes, count=args.count,
+                           topics=tuple(topics),  # the same set, one order
+                           exclude=tuple(sorted(set(args.exclude))), profile=args.profile,
+                           candidate=args.candidate, ledger_upto=upto,
+                           ledger=str(args.ledger) if args.ledger else None)
+    seen = Exposure(exposure(records), frozenset(given_to(records, args.candidate)))
+    questions = select_questions(bank, request, seen)
     stamp = stamp_for(reports, questions)
-    ident = sheet_id(bank, request)
+    ident = sheet_id(bank, request, seen)
     formats = FORMATS if args.format == "all" else (args.format,)
     artifacts = []
     for edition in ("candidate", "interviewer"):
@@ -150,7 +315,10 @@ def build_sheet(bank: Bank, args, reports) -> list[Artifact]:
         name = f"sheet-{ident}-{edition}-{args.lang}"  # one sheet, printed in several languages
         artifacts += [Artifact(args.out / f"{name}.{fmt}", fmt, markdown, doc)
                       for fmt in formats]
-    return artifacts
+    issued = None if args.ledger_upto is not None else LedgerRecord(
+        sheet=ident, date=build_date(), candidate=args.candidate, profile=args.profile,
+        questions=[q.id for q in questions], command=request.command())
+    return artifacts, issued
 
 
 def sheet_document(bank: Bank, request: SheetRequest, ident: str, questions: list[Question],
@@ -160,14 +328,30 @@ def sheet_document(bank: Bank, request: SheetRequest, ident: str, questions: lis
     items = [Item(f"{n}.", q, names[q.topic], langs) for n, q in enumerate(questions, 1)]
     first = langs[0]
     title = f"{label(first, 'sheet_title')} {ident}"
+    profile = bank.profiles[request.profile] if request.profile else None
+    what = getattr(profile.name, first) if profile else label(first, request.level.value)
     return Document(
         title=title,
-        subtitle=f"{label(first, request.level.value)} · {label(first, 'sheet_' + edition)}",
+        subtitle=f"{what} · {label(first, 'sheet_' + edition)}",
         langs=langs, answers=edition == "interviewer",
         stamp=stamp, version=bank.meta.version, date=build_date(), kind="sheet",
         sections=[Section(1, {"zh": "", "en": ""}, items, langs)],
         extra={"sheet_id": ident, "command": request.command(),
                "total_minutes": sum(q.minutes for q in questions),
                "budget": request.minutes, "points": {q.id: len(q.text(first).rubric)
-                                                     for q in questions}},
+                                                     for q in questions},
+               "buffer": profile.buffer_minutes if profile else None,
+               "weights": _weights_line(bank, profile, first) if profile else None},
     )
+
+
+def _weights_line(bank: Bank, profile, lang: str) -> str:
+    """The profile's mix as the interviewer edition prints it."""
+    separator = label(lang, "list_separator")
+    topics = separator.join(f"{getattr(bank.topics[t], lang)} {w:g}"
+                            for t, w in profile.topics.items())
+    levels = separator.join(f"{label(lang, lv.value)} {n}"
+                            for lv, n in profile.levels.items() if n)
+    coding = (label(lang, "profile_coding", share=f"{profile.coding.share:.0%}")
+              if profile.coding.include else label(lang, "profile_no_coding"))
+    return label(lang, "profile_weights", topics=topics, levels=levels, coding=coding)

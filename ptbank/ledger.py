@@ -1,0 +1,140 @@
+"""The sheet ledger: an append-only record of every interview sheet issued, one JSON line each.
+
+It is what exposure control reads: how often each question has been given (a new sheet prefers
+the least used) and what each candidate has already seen (a new sheet never repeats it). A
+record is appended only after the sheet's files are written, under an exclusive lock, with one
+`write` of one whole line and an fsync, and the file is never rewritten: a crash can at worst
+leave a half-written last line, which the next run names (file:line) instead of guessing, and
+every earlier record stays as it was.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import PtbankError
+
+
+class LedgerRecord(BaseModel):
+    """One sheet as issued."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    sheet: str
+    """The sheet ID printed on both editions."""
+    date: str
+    """The day it was issued (YYYY-MM-DD)."""
+    candidate: str | None = None
+    """`--candidate`: whoever it was given to, as the interviewer labels them."""
+    profile: str | None = None
+    """The role profile it was drawn for, if any."""
+    questions: list[str] = Field(min_length=1)
+    """Question ids, in the order printed."""
+    command: str
+    """The command that regenerates it."""
+
+
+def read_ledger(path: Path) -> list[LedgerRecord]:
+    """Every record, oldest first; an absent ledger is empty, a damaged line an error."""
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise PtbankError(f"{path}: cannot read the ledger ({exc.strerror})") from None
+    lines = raw.split(b"\n")
+    if lines[-1]:
+        raise _damaged(path, len(lines), "half-written (no line end): a sheet was being "
+                       "recorded when the process stopped")
+    records = []
+    for number, line in enumerate(lines[:-1], 1):
+        try:
+            records.append(LedgerRecord.model_validate(json.loads(line.decode("utf-8"))))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(map(str, error["loc"])) or "record"
+            raise _damaged(path, number, f"{where}: {error['msg']}") from None
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise _damaged(path, number, f"not a JSON record ({exc})") from None
+    return records
+
+
+def append_record(path: Path, record: LedgerRecord) -> None:
+    """Add one record at the end, atomically: one locked write of one whole line, synced.
+
+    Refuses to append after a damaged line, so that nothing is built on a ledger that cannot
+    be read back.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(record.model_dump(), ensure_ascii=False, sort_keys=True) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        read_ledger(path)
+        if os.write(fd, line) != len(line):
+            raise PtbankError(f"{path}: the record could not be written whole (disk full?)")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def exposure(records: list[LedgerRecord]) -> Counter:
+    """Question id → how many sheets gave it."""
+    return Counter(qid for record in records for qid in record.questions)
+
+
+def given_to(records: list[LedgerRecord], candidate: str | None) -> set[str]:
+    """Every question a candidate has been given (none for an unnamed candidate)."""
+    if candidate is None:
+        return set()
+    return {qid for record in records if record.candidate == candidate
+            for qid in record.questions}
+
+
+def print_exposure(bank, records: list[LedgerRecord], console) -> None:
+    """Exposure per question (most given first) and per profile, as tables."""
+    from rich.table import Table
+
+    counts = exposure(records)
+    if not records:
+        console.print("the ledger is empty: no sheet has been issued yet")
+        return
+    table = Table(title=f"exposure per question ({len(records)} sheets)")
+    for column in ("question", "topic", "level", "given", "candidates"):
+        table.add_column(column, justify="right" if column in ("given", "candidates") else "left")
+    known = {q.id: q for q in bank.questions}
+    for qid, given in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        q = known.get(qid)
+        people = {r.candidate for r in records if qid in r.questions and r.candidate}
+        table.add_row(qid, q.topic if q else "(no longer in the bank)",
+                      q.level.value if q else "", str(given), str(len(people)))
+    console.print(table)
+    profiles = Table(title="exposure per profile")
+    for column in ("profile", "sheets", "candidates", "questions used", "eligible",
+                   "given min–max"):
+        profiles.add_column(column)
+    for name in sorted({r.profile or "(by level)" for r in records}):
+        mine = [r for r in records if (r.profile or "(by level)") == name]
+        used = exposure(mine)
+        profile = bank.profiles.get(name)
+        eligible = [q.id for q in bank.questions if profile and q.topic in profile.topics
+                    and profile.levels.get(q.level, 0)]
+        spread = [used[q] for q in eligible] or list(used.values())
+        profiles.add_row(name, str(len(mine)), str(len({r.candidate for r in mine
+                                                         if r.candidate})),
+                         str(len(used)), str(len(eligible)) if profile else "",
+                         f"{min(spread)}–{max(spread)}")
+    console.print(profiles)
+
+
+def _damaged(path: Path, number: int, why: str) -> PtbankError:
+    return PtbankError(f"{path}:{number}: the ledger's record is damaged: {why}. Every earlier "
+                       "record is intact; fix or delete that line by hand (the ledger is "
+                       "append-only: ptbank never rewrites it), then run again")
