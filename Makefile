@@ -24,10 +24,10 @@ SHEET_ARGS := $(if $(PROFILE),--profile $(PROFILE),--level $(LEVEL)) $(if $(CAND
 
 # printing verifies first: snippets run in a bubblewrap sandbox, and torch.compile ones need g++
 PRINT_PACKAGES := fonts-noto-cjk libharfbuzz-subset0 fontconfig g++ bubblewrap
-TEST_PACKAGES  := $(PRINT_PACKAGES) poppler-utils libreoffice-writer-nogui
+TEST_PACKAGES  := $(PRINT_PACKAGES) poppler-utils libreoffice-writer-nogui chromium
 
 .DEFAULT_GOAL := help
-.PHONY: help setup system-print system-test lint stats verify record drift pdf docx md all sheet test bench schema lock clean doctor
+.PHONY: help setup system-print system-test lint stats verify record drift pdf docx md site anki all sheet test bench schema lock clean doctor
 
 help: ## show this help
 	@echo "usage: make TARGET [LEVEL=beginner|intermediate|advanced|all] [BANK_LANG=zh,en|bi]"
@@ -74,6 +74,12 @@ docx: setup ## DOCX for LEVEL, same editions
 
 md: setup ## Markdown for LEVEL, same editions
 	$(PTBANK) build --format md --level $(LEVEL) --lang $(BANK_LANG) $(JOBS_ARG)
+
+site: setup ## the offline study site of the whole bank: build/site/{zh,en,bi}/index.html
+	$(PTBANK) build --format html --lang zh,en,bi $(JOBS_ARG)
+
+anki: setup ## flashcard decks: build/anki/ptbank-LEVEL-LANG.apkg, 4 levels x zh, en, bi
+	$(PTBANK) build --format anki --level beginner,intermediate,advanced,all --lang zh,en,bi $(JOBS_ARG)
 
 all: setup ## every format, every level, zh, en and bi
 	$(PTBANK) build --format all --level beginner,intermediate,advanced,all --lang zh,en,bi $(JOBS_ARG)

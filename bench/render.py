@@ -4,14 +4,18 @@ Run: .venv/bin/python bench/render.py [--content DIR] [--level all] [--lang zh] 
 
 Prints, for the whole bank (answers edition): ptbank PDF time, WeasyPrint-only time on the
 HTML ptbank produced, their ratio (our overhead; target <= 1.1x), pages per second, KB per
-page (target <= 30), and the DOCX and Markdown times. Times are the best of --repeat runs,
-measured alternately in one process so machine noise hits both sides alike.
+page (target <= 30), peak memory of a process rendering that PDF and per page, and the DOCX
+and Markdown times. Then the study formats as `make site` and `make anki` build them: the site
+in zh, en and bi (target < 3 s) and the 12 decks, 4 levels x 3 languages (target < 3 s), each
+from the bank's documents, caches emptied before every run. Times are the best of --repeat
+runs, measured alternately in one process so machine noise hits both sides alike.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,8 +30,26 @@ from ptbank.loader import load_bank  # noqa: E402
 from ptbank.pipeline import bank_document  # noqa: E402
 from ptbank.render.docx import render_docx  # noqa: E402
 from ptbank.render.html import render_html  # noqa: E402
+from ptbank.render.anki import render_anki  # noqa: E402
+from ptbank.render.html import _parts, highlight_code  # noqa: E402
 from ptbank.render.pdf import render_pdf  # noqa: E402
+from ptbank.render.site import render_site  # noqa: E402
 from ptbank.verify import verify_bank  # noqa: E402
+
+PEAK_PDF = """
+import resource, sys
+sys.path.insert(0, sys.argv[1])
+from ptbank.loader import load_bank
+from ptbank.pipeline import bank_document
+from ptbank.render.pdf import render_pdf
+from ptbank.verify import verify_bank
+from pathlib import Path
+bank = load_bank(Path(sys.argv[2]))
+doc, markdown = bank_document(bank, sys.argv[3], sys.argv[4], True, [verify_bank(bank, progress=False)])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+render_pdf(markdown, doc, Path(sys.argv[5]))
+print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
 
 
 def timed(fn) -> float:
@@ -61,6 +83,17 @@ def main() -> None:
         pages = len(HTML(string=html, base_url=tmp).render().pages)
         size_kb = ours_pdf.stat().st_size / 1024
 
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run([sys.executable, "-c", PEAK_PDF, str(ROOT), str(args.content),
+                               args.level, args.lang, str(Path(tmp) / "peak.pdf")],
+                              capture_output=True, text=True, check=True)
+        before_kb, peak_kb = map(int, done.stdout.split())
+    site, decks = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(args.repeat):
+            site.append(timed(lambda: _site(bank, [report], Path(tmp))))
+            decks.append(timed(lambda: _decks(bank, [report], Path(tmp))))
+
     best_ours, best_alone = min(ours), min(alone)
     print(f"bank: {len(bank.questions)} questions, level {args.level}, {args.lang}, answers edition")
     print(f"markdown (load excluded)   {md_time:8.3f} s")
@@ -70,7 +103,38 @@ def main() -> None:
     print(f"pages                      {pages:8d}")
     print(f"pages per second           {pages / best_ours:8.2f}")
     print(f"KB per page                {size_kb / pages:8.1f}     (target <= 30; {size_kb:.0f} KB)")
+    print(f"peak memory, PDF process   {peak_kb / 1024:8.0f} MiB (before rendering: "
+          f"{before_kb / 1024:.0f} MiB)")
+    print(f"peak memory per page       {(peak_kb - before_kb) / pages:8.0f} KiB")
     print(f"DOCX                       {min(docx):8.2f} s")
+    print(f"site, zh + en + bi         {min(site):8.2f} s   (median {statistics.median(site):.2f};"
+          " target < 3)")
+    print(f"decks, 4 levels x 3 langs  {min(decks):8.2f} s   (median "
+          f"{statistics.median(decks):.2f}; target < 3)")
+
+
+def _empty_caches() -> None:
+    highlight_code.cache_clear()
+    _parts.cache_clear()
+
+
+def _site(bank, reports, out: Path) -> None:
+    """What `make site` does after verification: the documents, then each language's site."""
+    _empty_caches()
+    for lang in ("zh", "en", "bi"):
+        doc, markdown = bank_document(bank, "all", lang, True, reports)
+        folder = out / "site" / lang
+        folder.mkdir(parents=True, exist_ok=True)
+        render_site(markdown, doc, folder)
+
+
+def _decks(bank, reports, out: Path) -> None:
+    """What `make anki` does after verification: 12 decks."""
+    _empty_caches()
+    for level in ("beginner", "intermediate", "advanced", "all"):
+        for lang in ("zh", "en", "bi"):
+            doc, markdown = bank_document(bank, level, lang, True, reports)
+            render_anki(markdown, doc, out / f"{level}-{lang}.apkg")
 
 
 if __name__ == "__main__":

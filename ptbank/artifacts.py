@@ -18,7 +18,6 @@ from .atomic import write_text_atomic
 from .render.document import Document
 from .render.markdown import TEMPLATES
 
-FORMATS = ("md", "docx", "pdf")
 STATE_DIR = ".state"
 _RENDER_CODE = Path(__file__).resolve().parent / "render"
 
@@ -48,7 +47,7 @@ class Artifact:
     def is_fresh(self) -> bool:
         try:
             recorded = self._state_file.read_text(encoding="utf-8").split()
-            size = self.path.stat().st_size
+            size = _size(self.path)
         except OSError:
             return False
         return (len(recorded) == 3 and recorded[0] == self.fingerprint
@@ -56,18 +55,26 @@ class Artifact:
 
     def mark_fresh(self) -> None:
         """Record the inputs' fingerprint and what was written: its size and SHA-256."""
-        written = f"{self.path.stat().st_size} {_file_digest(self.path)}"
+        written = f"{_size(self.path)} {_file_digest(self.path)}"
         write_text_atomic(self._state_file, f"{self.fingerprint} {written}\n")
 
 
-def bank_artifact_name(level: str, lang: str, answers: bool, fmt: str) -> str:
-    """`ptbank-<level>-<lang>.<ext>` or `ptbank-<level>-<lang>-answers.<ext>`."""
-    return f"ptbank-{level}-{lang}{'-answers' if answers else ''}.{fmt}"
-
-
 def _file_digest(path: Path) -> str:
+    """SHA-256 of a file; of a folder artifact (a site), of every file's path and digest."""
+    if path.is_dir():
+        digest = hashlib.sha256()
+        for file in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(f"{file.relative_to(path).as_posix()}\0{_file_digest(file)}\n".encode())
+        return digest.hexdigest()
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _size(path: Path) -> int:
+    """Bytes of a file, or of every file in a folder artifact."""
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
 
 
 @lru_cache(maxsize=1)

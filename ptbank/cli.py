@@ -309,12 +309,17 @@ def _run_cache_import(args) -> int:
 def _build(commands) -> None:
     p = _command(commands, "build", "print the bank as Markdown, DOCX and/or PDF",
                  "Artifacts: build/ptbank-<level>-<lang>.<ext> (questions only) and\n"
-                 "build/ptbank-<level>-<lang>-answers.<ext> (with the answer key).\n"
+                 "build/ptbank-<level>-<lang>-answers.<ext> (with the answer key); the study\n"
+                 "formats: build/site/<lang>/ (open index.html) and build/anki/*.apkg.\n"
                  "Content must be verified and passing unless --draft is given: what the\n"
                  "committed verification record vouches for under this torch build is not run\n"
                  "again (--reverify runs it), and everything else runs here, cached.")
     _content_option(p)
-    p.add_argument("--format", default="pdf", choices=["md", "docx", "pdf", "all"])
+    p.add_argument("--format", default="pdf", choices=["md", "docx", "pdf", "html", "anki", "all"],
+                   help="md, docx, pdf (the printed editions; all = the three), html (the "
+                        "offline study site of the whole bank, every level, answers folded: "
+                        "OUT/site/LANG/) or anki (flashcard decks per level: "
+                        "OUT/anki/ptbank-LEVEL-LANG.apkg); default: %(default)s")
     p.add_argument("--level", default=["all"], metavar="LEVEL[,LEVEL]",
                    type=_choices("beginner", "intermediate", "advanced", "all"),
                    help="beginner, intermediate, advanced, or all (one document with every "

@@ -13,12 +13,12 @@ import time
 from rich.console import Console
 from rich.progress import Progress, TextColumn
 
-from .artifacts import FORMATS, Artifact, bank_artifact_name
-from .atomic import atomic_path
+from .artifacts import Artifact
+from .atomic import atomic_folder, atomic_path
 from .errors import VerificationRequired
 from .loader import load_bank
 from .models import Bank, Level
-from .render import renderer_for
+from .render import FORMATS, PRINT_FORMATS
 from .render.document import Document, build_date, sections_for
 from .render.labels import label
 from .render.markdown import render_markdown
@@ -35,15 +35,20 @@ def build_command(args) -> int:
     bank = load_bank(args.content)
     reports = verification_gate(bank, draft=args.draft, jobs=args.jobs, sandbox=args.sandbox,
                                 content=args.content, reverify=args.reverify)
-    formats = FORMATS if args.format == "all" else (args.format,)
+    names = PRINT_FORMATS if args.format == "all" else (args.format,)
     editions = {"both": (False, True), "with": (True,), "without": (False,)}[args.answers]
+    documents: dict[tuple, tuple[Document, str]] = {}
     artifacts = []
-    for level in args.level:
-        for lang in args.lang:
-            for answers in editions:
-                doc, markdown = bank_document(bank, level, lang, answers, reports)
-                artifacts += [Artifact(args.out / bank_artifact_name(level, lang, answers, fmt),
-                                       fmt, markdown, doc) for fmt in formats]
+    for fmt in (FORMATS[name] for name in names):
+        for level in ("all",) if fmt.whole_bank else args.level:
+            for lang in args.lang:
+                for answers in (True,) if fmt.study else editions:
+                    key = (level, lang, answers)
+                    if key not in documents:
+                        documents[key] = bank_document(bank, level, lang, answers, reports)
+                    doc, markdown = documents[key]
+                    artifacts.append(Artifact(fmt.path(args.out, level, lang, answers),
+                                              fmt.name, markdown, doc))
     write_artifacts(artifacts, jobs=args.jobs)
     return 0
 
@@ -145,8 +150,9 @@ def _write_stale(artifacts: list[Artifact], jobs: int | None) -> None:
 
 
 def _render(artifact: Artifact) -> None:
-    with atomic_path(artifact.path) as tmp:
-        renderer_for(artifact.format)(artifact.markdown, artifact.doc, tmp)
+    fmt = FORMATS[artifact.format]
+    with (atomic_folder if fmt.folder else atomic_path)(artifact.path) as tmp:
+        fmt.render()(artifact.markdown, artifact.doc, tmp)
 
 
 def sheet_command(args) -> int:

@@ -15,10 +15,11 @@ import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .artifacts import FORMATS, Artifact
+from .artifacts import Artifact
 from .errors import PtbankError
 from .ledger import LedgerRecord, exposure, given_to, read_ledger
 from .models import Bank, Kind, Level, Question
+from .render import PRINT_FORMATS
 from .render.document import Document, Item, Section, Stamp, build_date
 from .render.labels import label
 from .render.markdown import render_markdown
@@ -307,7 +308,7 @@ def build_sheet(bank: Bank, args, reports) -> tuple[list[Artifact], LedgerRecord
     questions = select_questions(bank, request, seen)
     stamp = stamp_for(reports, questions)
     ident = sheet_id(bank, request, seen)
-    formats = FORMATS if args.format == "all" else (args.format,)
+    formats = PRINT_FORMATS if args.format == "all" else (args.format,)
     artifacts = []
     for edition in ("candidate", "interviewer"):
         doc = sheet_document(bank, request, ident, questions, args.lang, edition, stamp)

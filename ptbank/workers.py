@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import shutil
 import signal
 from collections.abc import Callable, Iterator
 from multiprocessing import get_context
@@ -62,7 +63,8 @@ def output_lock(artifacts: list[Artifact]):
         for folder in {a.path.parent for a in artifacts}:  # of any artifact, any format
             for prefix in ARTIFACT_PREFIXES:
                 for leftover in folder.glob(f".{prefix}-*.part"):
-                    leftover.unlink(missing_ok=True)
+                    _remove(leftover)
+        remove_leftovers(artifacts)  # of these artifacts' names (a site's `zh`, say)
         yield
 
 
@@ -70,7 +72,15 @@ def remove_leftovers(artifacts: list[Artifact]) -> None:
     """Delete the temporary files of `artifacts` that no finished write renamed into place."""
     for artifact in artifacts:
         for leftover in artifact.path.parent.glob(f".{artifact.path.name}.*.part"):
-            leftover.unlink(missing_ok=True)
+            _remove(leftover)
+
+
+def _remove(leftover: Path) -> None:
+    """A temporary file, or the temporary folder of a folder artifact."""
+    if leftover.is_dir() and not leftover.is_symlink():
+        shutil.rmtree(leftover, ignore_errors=True)
+    else:
+        leftover.unlink(missing_ok=True)
 
 
 _render: Callable[[Artifact], None] | None = None

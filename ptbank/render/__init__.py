@@ -1,11 +1,14 @@
-"""Renderers: one module per format, each with `render(markdown, doc, target)`.
+"""Renderers: one module per format, each with `render(markdown, doc, target)`, and the
+registry of formats: what each builds and where it goes.
 
 Every format derives from the same Markdown, so formats cannot disagree on content.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from .document import Document
@@ -13,15 +16,46 @@ from .document import Document
 Renderer = Callable[[str, Document, Path], None]
 
 
+@dataclass(frozen=True)
+class Format:
+    """A format `ptbank build --format NAME` writes."""
+
+    name: str
+    renderer: str
+    """`module:function` under ptbank.render, imported only when the format is built."""
+    study: bool = False
+    """A format for candidates to study from: always with the answers (folded or on the back
+    of a card), so `--answers/--no-answers` does not apply."""
+    whole_bank: bool = False
+    """One artifact holds every level (the site filters by level): `--level` does not apply."""
+    folder: bool = False
+    """The artifact is a folder of files, written whole under a temporary name."""
+
+    def path(self, out: Path, level: str, lang: str, answers: bool) -> Path:
+        if self.name == "html":
+            return out / "site" / lang
+        if self.name == "anki":
+            return out / "anki" / f"ptbank-{level}-{lang}.apkg"
+        return out / f"ptbank-{level}-{lang}{'-answers' if answers else ''}.{self.name}"
+
+    def render(self) -> Renderer:
+        module, function = self.renderer.split(":")
+        return getattr(importlib.import_module(module, __name__), function)
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in (
+    Format("md", ".markdown:write_markdown"),
+    Format("docx", ".docx:render_docx"),
+    Format("pdf", ".pdf:render_pdf"),
+    Format("html", ".site:render_site", study=True, whole_bank=True, folder=True),
+    Format("anki", ".anki:render_anki", study=True),
+)}
+PRINT_FORMATS = ("md", "docx", "pdf")
+"""What `--format all` builds: the printed editions (sheets too)."""
+
+
 def renderer_for(fmt: str) -> Renderer:
     """The render function of a format, imported only when that format is built."""
-    if fmt == "md":
-        from .markdown import write_markdown
-        return write_markdown
-    if fmt == "docx":
-        from .docx import render_docx
-        return render_docx
-    if fmt == "pdf":
-        from .pdf import render_pdf
-        return render_pdf
-    raise ValueError(f"unknown format {fmt!r}")
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}")
+    return FORMATS[fmt].render()

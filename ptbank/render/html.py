@@ -27,7 +27,10 @@ from .text import github_slug, softbreak_joiner
 PYGMENTS_STYLE = "default"
 
 
+@lru_cache(maxsize=8192)
 def highlight_code(code: str, language: str) -> str:
+    """Pygments HTML of `code`; cached, as one snippet prints in every language and level of a
+    build (lexing is most of the time the site and the decks take)."""
     try:
         lexer = get_lexer_by_name(language or "text")
     except ClassNotFound:
@@ -130,6 +133,41 @@ def _end_of_question_text(blocks: list[list], start: int) -> int:
         if kind == "heading_open":
             break
     return min(start + 3, len(blocks))
+
+
+def question_parts(doc: Document, item) -> tuple[Markup, tuple[tuple[str, Markup], ...]]:
+    """One question with its answer, as HTML in two parts: what is asked (title, meta line,
+    question, starter code) and, after it, each part under its own heading (answer, rubric,
+    follow-ups, checks) as (heading, HTML) — for formats that fold or flip the answer."""
+    from .markdown import render_markdown
+
+    return _parts(render_markdown("one-question.md.j2", doc, item=item))
+
+
+@lru_cache(maxsize=4096)
+def _parts(markdown: str) -> tuple[Markup, tuple[tuple[str, Markup], ...]]:
+    """Cached by the text: a question rendered alike for several documents (a deck per level
+    and one of all levels) is parsed once."""
+    from .text import inline_text
+
+    env: dict = {}
+    asked: list[list] = []
+    parts: list[tuple[str, list[list]]] = []
+    for block in top_level_blocks(parse(markdown)):
+        head = block[0]
+        if head.type == "heading_open" and head.tag == "h4":
+            parts.append((inline_text(block[1].content), []))
+        elif parts:
+            parts[-1][1].append(block)
+        else:
+            asked.append(block)
+    return (Markup(blocks_to_html(asked, env)),
+            tuple((heading, Markup(blocks_to_html(blocks, env))) for heading, blocks in parts))
+
+
+def blocks_to_html(blocks: list[list], env: dict) -> str:
+    """HTML of top-level Markdown blocks, rendered as in print (highlighted code, anchors)."""
+    return "".join(_renderer().render(block, parser().options, env) for block in blocks)
 
 
 @lru_cache(maxsize=1)

@@ -46,9 +46,10 @@ def fenced(code: str, info: str) -> str:
     return f"{fence}{info}\n{code}\n{fence}"
 
 
-def render_markdown(template: str, doc: Document) -> str:
-    """Render `templates/<template>` for `doc`; blank-line runs are collapsed for stable output."""
-    text = _environment().get_template(template).render(doc=doc)
+def render_markdown(template: str, doc: Document, **values) -> str:
+    """Render `templates/<template>` for `doc` (and `values`, e.g. one item of it); blank-line
+    runs are collapsed for stable output."""
+    text = _environment().get_template(template).render(doc=doc, **values)
     lines, blank = [], 0
     fence = None  # the opening fence of the code block we are in
     for line in text.splitlines():
