@@ -24,7 +24,7 @@ from .render.labels import label
 from .render.markdown import render_markdown
 from .select import questions_for_level
 from .stamp import stamp_for
-from .workers import output_lock, rendered
+from .workers import output_lock, pdf_workers, rendered
 
 console = Console(stderr=True)
 
@@ -137,7 +137,7 @@ def write_artifacts(artifacts: list[Artifact], jobs: int | None) -> None:
 def _write_stale(artifacts: list[Artifact], jobs: int | None) -> None:
     stale = [a for a in artifacts if not a.is_fresh()]
     started = time.perf_counter()
-    workers = min(sum(a.format == "pdf" for a in stale), jobs or os.cpu_count() or 1)
+    workers = pdf_workers(stale, jobs or os.cpu_count() or 1)
     with Progress(*Progress.get_default_columns(), TextColumn("{task.fields[last]}"),
                   console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("rendering", total=len(stale), last="")

@@ -31,6 +31,34 @@ ARTIFACT_PREFIXES = ("ptbank", "sheet")
 """Every artifact's name starts with one of these (bank documents, interview sheets)."""
 
 
+PDF_BYTES_PER_CHAR = 1536
+"""Peak memory a PDF process needs per character of its Markdown, rounded up from a measured
+1.2 KiB (the advanced answer key in English: 866 K characters, 356 pages, 1085 MiB at peak;
+bench/render.py prints it per page). WeasyPrint holds every laid-out page until it writes."""
+PDF_BASE_BYTES = 200 << 20
+MEMORY_HEADROOM = 1 << 30
+
+
+def pdf_workers(stale: list[Artifact], wanted: int) -> int:
+    """How many PDFs may render at once: `wanted` (cores, or --jobs), fewer when the machine's
+    available memory cannot hold that many of the largest at their peak."""
+    pdfs = sorted((len(a.markdown) for a in stale if a.format == "pdf"), reverse=True)
+    if not pdfs:
+        return 1
+    need = PDF_BASE_BYTES + PDF_BYTES_PER_CHAR * pdfs[0]
+    fits = (available_memory() - MEMORY_HEADROOM) // need
+    return max(1, min(wanted, len(pdfs), fits))
+
+
+def available_memory() -> int:
+    """Bytes the kernel says can be allocated without swapping (MemAvailable)."""
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 1 << 62  # not Linux: no bound known
+
+
 def rendered(stale: list[Artifact], workers: int,
              render: Callable[[Artifact], None]) -> Iterator[Artifact]:
     """Render each artifact with `render`; yield each once its file is in place."""

@@ -494,3 +494,31 @@ def test_build_refuses_failing_content_unless_draft(tmp_path: Path):
     draft = ptbank(*args, "--draft")
     assert draft.returncode == 0, draft.stderr
     assert "DRAFT" in (tmp_path / "out" / "ptbank-all-en.md").read_text("utf-8")
+
+
+def test_code_tokens_the_style_leaves_uncoloured_get_no_span():
+    """Fewer boxes for WeasyPrint to lay out (peak memory, bench/render.py): names and
+    punctuation print as plain text, coloured tokens keep their spans."""
+    from ptbank.render.html import highlight_code
+
+    html = highlight_code("total = compute(x, 42)  # sum\n", "python")
+    assert 'class="n"' not in html and 'class="p"' not in html
+    assert '<span class="mi">42</span>' in html and 'class="c1"' in html
+    assert re.sub(r"<[^>]+>", "", html) == "total = compute(x, 42)  # sum\n"
+
+
+def test_pdf_workers_are_bounded_by_available_memory(monkeypatch):
+    from ptbank import workers
+    from ptbank.artifacts import Artifact
+
+    big = [Artifact(Path(f"/tmp/{n}.pdf"), "pdf", "x" * 1_000_000, None) for n in range(4)]
+    small = Artifact(Path("/tmp/s.md"), "md", "x", None)
+    need = workers.PDF_BASE_BYTES + workers.PDF_BYTES_PER_CHAR * 1_000_000
+    monkeypatch.setattr(workers, "available_memory", lambda: 24 << 30)
+    assert workers.pdf_workers(big + [small], wanted=2) == 2
+    assert workers.pdf_workers(big, wanted=16) == 4, "no more workers than PDFs"
+    monkeypatch.setattr(workers, "available_memory",
+                        lambda: workers.MEMORY_HEADROOM + 2 * need + need // 2)
+    assert workers.pdf_workers(big, wanted=16) == 2
+    monkeypatch.setattr(workers, "available_memory", lambda: 1 << 30)
+    assert workers.pdf_workers(big, wanted=16) == 1, "always at least one"
