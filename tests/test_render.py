@@ -502,7 +502,7 @@ def test_code_tokens_the_style_leaves_uncoloured_get_no_span():
     from ptbank.render.html import highlight_code
 
     html = highlight_code("total = compute(x, 42)  # sum\n", "python")
-    assert 'class="n"' not in html and 'class="p"' not in html
+    assert 'class="n"' not in html and 'class="p"' not in html and 'class="w"' not in html
     assert '<span class="mi">42</span>' in html and 'class="c1"' in html
     assert re.sub(r"<[^>]+>", "", html) == "total = compute(x, 42)  # sum\n"
 

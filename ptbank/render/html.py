@@ -34,7 +34,7 @@ def highlight_code(code: str, language: str) -> str:
     """Pygments HTML of `code`; cached, as one snippet prints in every language and level of a
     build (lexing is most of the time the site and the decks take).
 
-    Tokens the style does not colour (names, punctuation, whitespace) are merged into plain
+    Tokens the style does not colour (names, punctuation) and blanks are merged into plain
     text instead of getting a span each: the page looks the same, and WeasyPrint lays out far
     fewer boxes. Measured on the advanced answer key in English (356 pages): peak memory
     1700 → 1085 MiB and time 124 → 93 s (bench/render.py reports memory per page).
@@ -52,6 +52,8 @@ def highlight_code(code: str, language: str) -> str:
 
 @lru_cache(maxsize=None)
 def _unstyled(kind) -> bool:
+    if kind in Token.Text.Whitespace:  # a colour on blanks shows nothing
+        return True
     style = get_style_by_name(PYGMENTS_STYLE).style_for_token(kind)
     return not any(style[key] for key in ("color", "bgcolor", "bold", "italic", "underline",
                                            "border"))
