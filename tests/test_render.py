@@ -522,3 +522,17 @@ def test_pdf_workers_are_bounded_by_available_memory(monkeypatch):
     assert workers.pdf_workers(big, wanted=16) == 2
     monkeypatch.setattr(workers, "available_memory", lambda: 1 << 30)
     assert workers.pdf_workers(big, wanted=16) == 1, "always at least one"
+
+
+def test_only_long_code_blocks_may_run_on_to_the_next_page():
+    """A short block is kept whole; a long one kept whole left half a page blank before it."""
+    from ptbank.render.html import LONG_CODE_LINES, markdown_to_html_body
+
+    def block(lines: int) -> str:
+        code = "\n".join(f"x{n} = {n}" for n in range(lines))
+        return markdown_to_html_body(f"```python\n{code}\n```\n", ["en"])
+
+    assert 'class="code highlight"' in block(LONG_CODE_LINES)
+    assert 'class="code highlight long"' in block(LONG_CODE_LINES + 2)
+    css = (Path(__file__).resolve().parents[1] / "templates" / "print.css").read_text("utf-8")
+    assert re.search(r"pre\.code\.long \{ break-inside: auto;", css)

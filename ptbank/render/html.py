@@ -27,6 +27,9 @@ from .mdparse import (ANSWER_LINES_KEPT, ANSWER_SPACE, answer_space_lines, parse
 from .text import github_slug, softbreak_joiner
 
 PYGMENTS_STYLE = "default"
+LONG_CODE_LINES = 25
+"""A code block longer than this may run on to the next page (print.css, `pre.code.long`);
+a shorter one is kept whole, so a long one no longer leaves half a page blank before it."""
 
 
 @lru_cache(maxsize=8192)
@@ -66,7 +69,8 @@ class _PrintRenderer(RendererHTML):
         token = tokens[idx]
         language = token.info.strip().split(" ")[0]
         body = highlight_code(token.content, language)
-        return f'<pre class="code highlight"><code>{body}</code></pre>\n'
+        long = " long" if token.content.count("\n") > LONG_CODE_LINES else ""
+        return f'<pre class="code highlight{long}"><code>{body}</code></pre>\n'
 
     def heading_open(self, tokens, idx, options, env) -> str:
         text = "".join(c.content for c in tokens[idx + 1].children or [])
