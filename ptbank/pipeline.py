@@ -110,7 +110,8 @@ def _verified_line(report) -> str:
     counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts.items()) if n)
     recorded = sum(bool(r.recorded) for r in report.results)
     cached = sum(r.cached for r in report.results)
-    ran = len(report.results) - recorded - cached
+    ran = sum(not (r.recorded or r.cached or r.status.value == "skipped")
+              for r in report.results)
     return (f"verified: {counts} ({recorded} by the release record, {cached} from cache, "
             f"{ran} run here) in {report.elapsed:.1f} s, torch {report.torch_version}")
 

@@ -61,16 +61,21 @@ def test_record_is_sorted_and_names_the_build(project: Path):
 
 
 def test_build_trusts_the_record_and_reruns_only_an_edited_snippet(project: Path):
+    path = project / "content" / "basics" / "quick-checks.yaml"
+    path.write_text(path.read_text("utf-8") + "  - id: on-a-gpu\n    requires: [cuda]\n"
+                    "    code: |\n      import torch\n      assert torch.cuda.is_available()\n",
+                    encoding="utf-8")
     assert ptbank(project, "verify", "--record", "--content", "content").returncode == 0
     shutil.rmtree(project / "build")  # a fresh clone: no cache, only the committed record
     first = ptbank(project, "build", "--content", "content", "--format", "md", "--level",
                    "all", "--lang", "en", "--answers")
     assert first.returncode == 0, first.stderr
-    assert "(3 by the release record, 0 from cache, 0 run here)" in first.stderr
+    assert ("verified: 3 passed, 1 skipped (3 by the release record, 0 from cache, 0 run here)"
+            in first.stderr), "a skip is not run, and GPU snippets are never recorded"
     assert not (project / "build" / "cache" / "verify").exists() or not any(
         (project / "build" / "cache" / "verify").glob("*/*.json")), "nothing ran, nothing cached"
     markdown = (project / "build" / "ptbank-all-en-answers.md").read_text("utf-8")
-    assert "Verified: 3/3 code snippets passed" in markdown
+    assert "Verified: 3/4 code snippets passed" in markdown
     assert "(3 by the release record of 2025-12-01, 0 here)" in markdown
 
     _edit(project, "== 10", "== 4 + 6")
