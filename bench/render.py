@@ -37,18 +37,25 @@ from ptbank.render.site import render_site  # noqa: E402
 from ptbank.verify import verify_bank  # noqa: E402
 
 PEAK_PDF = """
-import resource, sys
+import sys
 sys.path.insert(0, sys.argv[1])
+from pathlib import Path
 from ptbank.loader import load_bank
 from ptbank.pipeline import bank_document
 from ptbank.render.pdf import render_pdf
 from ptbank.verify import verify_bank
-from pathlib import Path
+
+
+def high_water_kib():  # VmHWM: this process's own peak (ru_maxrss carries the parent's over fork)
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
+
 bank = load_bank(Path(sys.argv[2]))
 doc, markdown = bank_document(bank, sys.argv[3], sys.argv[4], True, [verify_bank(bank, progress=False)])
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = high_water_kib()
 render_pdf(markdown, doc, Path(sys.argv[5]))
-print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(before, high_water_kib())
 """
 
 
