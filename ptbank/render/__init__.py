@@ -53,9 +53,3 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 PRINT_FORMATS = ("md", "docx", "pdf")
 """What `--format all` builds: the printed editions (sheets too)."""
 
-
-def renderer_for(fmt: str) -> Renderer:
-    """The render function of a format, imported only when that format is built."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}")
-    return FORMATS[fmt].render()
