@@ -85,3 +85,32 @@ def test_an_edited_question_keeps_its_guid_and_the_same_input_gives_the_same_byt
     assert {q: n["guid"] for q, n in after["notes"].items()} == \
         {q: n["guid"] for q, n in before["notes"].items()}
     assert after["decks"] == before["decks"], "deck ids do not move either"
+
+
+def test_a_bilingual_card_asks_in_both_languages_on_its_front(tmp_path: Path):
+    """The English question belongs on the front beside the Chinese one, not on the back
+    under the Chinese follow-ups; each part of the back holds both languages."""
+    build(FIXTURE, tmp_path)
+    deck = read_deck(tmp_path / "anki" / "ptbank-all-bi.apkg", tmp_path)
+    front, back, _ = deck["notes"]["hostile-markup"]["fields"]
+    assert "alert(&quot;zh&quot;)" in front and "alert(&quot;en&quot;)" in front
+    assert "Content is data" in front and "alert(" not in back
+    headings = [part.split("</h4>")[0] for part in back.split("<h4>")[1:]]
+    assert headings == ["参考答案 / Reference answer", "评分要点 / Rubric",
+                        "追问 / Follow-up questions"]
+    answer = back.split("<h4>")[1]
+    assert answer.index("ZH-ANSWER-MARKER") < answer.index("EN-ANSWER-MARKER")
+
+
+def test_building_decks_leaves_no_file_in_the_temporary_folder(tmp_path: Path):
+    """genanki's own write_to_file leaves its SQLite file in /tmp after every deck."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1764460800", "TMPDIR": str(scratch)}
+    result = subprocess.run([sys.executable, "-m", "ptbank", "build", "--content", str(FIXTURE),
+                             "--format", "anki", "--lang", "zh,bi", "--draft", "--out",
+                             str(tmp_path / "out")], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert len(list((tmp_path / "out" / "anki").glob("*.apkg"))) == 2
+    assert list(scratch.iterdir()) == []

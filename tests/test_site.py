@@ -97,6 +97,15 @@ def test_an_answer_is_folded_until_opened(site: Path, page):
     assert '<script>alert("en")</script>' in page.inner_text("#hostile-markup")
 
 
+def test_the_bilingual_site_asks_in_both_languages_before_any_fold(site: Path, page):
+    page.goto((site / "bi" / "tensors.html").as_uri() + "#hostile-markup")
+    assert page.get_by_text("This text holds").is_visible()
+    assert page.get_by_text("这段文字包含").is_visible()
+    summaries = page.locator("#hostile-markup summary").all_inner_texts()
+    assert summaries == ["参考答案 / Reference answer", "评分要点 / Rubric",
+                         "追问 / Follow-up questions"]
+
+
 def test_the_language_switch_lands_on_the_same_question(site: Path, page):
     page.goto((site / "zh" / "tensors.html").as_uri() + "#long-code")
     page.click("a.lang[data-lang=en]")

@@ -257,3 +257,28 @@ def test_error_and_crash_get_one_more_run_and_say_so(tmp_path, monkeypatch):
     case = ET.fromstring(to_junit([report]).split("\n", 1)[1]).find(
         ".//testcase[@name='crashes-once']")
     assert "first run: crashed" in case.find("system-out").text
+
+
+def test_the_table_ends_with_the_problems_next_to_the_summary():
+    """45 skips must not push a timeout out of a terminal's (or CI log's) last screen: the table
+    lists skips first, then passes that needed a second run, then the problems."""
+    import io
+
+    from rich.console import Console
+
+    from ptbank.verify.report import print_report
+    from ptbank.verify.results import SnippetResult, VerifyReport
+
+    def result(name, status, **extra):
+        return SnippetResult("q", name, status, 1.0, reason=f"why {name}", **extra)
+
+    report = VerifyReport((result("hung", Status.timeout), result("gpu", Status.skipped),
+                           result("wrong", Status.failed),
+                           result("flaky", Status.passed, first_attempt="crashed: x"),
+                           result("fine", Status.passed)), "2.13.0", "3.11")
+    out = io.StringIO()
+    print_report(report, Console(file=out, width=120))
+    text = out.getvalue()
+    order = [text.index(f"q/{name}") for name in ("gpu", "flaky", "hung", "wrong")]
+    assert order == sorted(order) and "q/fine" not in text
+    assert text.rstrip().splitlines()[-1].startswith("ptbank: 2 passed")

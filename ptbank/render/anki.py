@@ -5,13 +5,19 @@ Pygments style (its CSS travels in the note type, so cards need no file).
 Importing an updated deck updates its cards instead of duplicating them: a note's GUID comes
 from the question id and the deck's language, and the deck and note type ids from their names,
 never from a counter or the clock. The same input gives the same bytes: genanki writes with a
-fixed timestamp (the document's date) and the archive is rewritten with fixed entry times.
+fixed timestamp (the document's date) and the archive's entries carry that time too.
+
+The collection is built in memory and written straight into the archive: genanki's own
+`write_to_file` goes through an SQLite file in the temporary folder, which it never deletes
+(one per deck, every build), and waits on the disk for it.
 """
 
 from __future__ import annotations
 
 import hashlib
-import tempfile
+import itertools
+import json
+import sqlite3
 import zipfile
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -32,6 +38,7 @@ code { font-family: ui-monospace, "Noto Sans Mono CJK SC", Menlo, Consolas, mono
 h3 { font-size: 19px; margin: 0 0 4px; }
 h4 { font-size: 15px; margin: 14px 0 4px; color: #c0392b; }
 em { color: #6e6e73; font-style: normal; font-size: 14px; }
+.in-lang + .in-lang { border-top: 1px dashed #ccc; margin-top: 12px; padding-top: 8px; }
 table { border-collapse: collapse; } th, td { border: 1px solid #ddd; padding: 2px 6px; }
 """
 
@@ -60,10 +67,7 @@ def render_anki(markdown: str, doc: Document, target: Path) -> None:
                       f"ptbank::topic::{question.topic}", f"ptbank::kind::{question.kind.value}"],
                 guid=note_guid(question.id, deck_lang)))
     moment = datetime.strptime(doc.date, "%Y-%m-%d").replace(tzinfo=timezone.utc)
-    with tempfile.TemporaryDirectory(prefix="ptbank-anki-") as scratch:
-        raw = Path(scratch) / "deck.apkg"
-        genanki.Package(deck).write_to_file(raw, timestamp=moment.timestamp())
-        _rewrite_with_fixed_times(raw, target, moment.timetuple()[:6])
+    _write_package(genanki.Package(deck), target, moment)
 
 
 def note_guid(question_id: str, deck_lang: str) -> str:
@@ -78,13 +82,17 @@ def stable_id(*names: str) -> int:
     return (1 << 30) + int.from_bytes(digest[:4], "big") % (1 << 30)
 
 
-def _rewrite_with_fixed_times(source: Path, target: Path, when: tuple) -> None:
-    """Copy the archive entry by entry, with the same time on each: zipfile stamps entries
-    with the file's or the current time, which would make every build's bytes differ."""
-    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
-        for info in sorted(old.infolist(), key=lambda i: i.filename):
-            fixed = zipfile.ZipInfo(info.filename, date_time=when)
-            fixed.compress_type = zipfile.ZIP_DEFLATED
-            fixed.external_attr = 0o644 << 16
-            new.writestr(fixed, old.read(info.filename))
-
+def _write_package(package: genanki.Package, target: Path, moment: datetime) -> None:
+    """The .apkg genanki's write_to_file makes (the collection, then an empty media map),
+    with every id and time from `moment` instead of the clock."""
+    timestamp = moment.timestamp()
+    with sqlite3.connect(":memory:") as db:
+        package.write_to_db(db.cursor(), timestamp, itertools.count(int(timestamp * 1000)))
+        collection = db.serialize()
+    db.close()
+    with zipfile.ZipFile(target, "w") as archive:
+        for name, data in (("collection.anki2", collection), ("media", json.dumps({}))):
+            entry = zipfile.ZipInfo(name, date_time=moment.timetuple()[:6])
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            entry.external_attr = 0o644 << 16
+            archive.writestr(entry, data)

@@ -20,7 +20,7 @@ from pygments.token import Token
 from pygments.util import ClassNotFound
 
 from .document import Document
-from .labels import label_in, page_label_parts
+from .labels import label, label_in, page_label_parts
 from .markdown import TEMPLATES
 from .mdparse import (ANSWER_LINES_KEPT, ANSWER_SPACE, answer_space_lines, parse, parser,
                       top_level_blocks)
@@ -163,10 +163,36 @@ def _end_of_question_text(blocks: list[list], start: int) -> int:
 def question_parts(doc: Document, item) -> tuple[Markup, tuple[tuple[str, Markup], ...]]:
     """One question with its answer, as HTML in two parts: what is asked (title, meta line,
     question, starter code) and, after it, each part under its own heading (answer, rubric,
-    follow-ups, checks) as (heading, HTML) — for formats that fold or flip the answer."""
+    checks, follow-ups) as (heading, HTML) — for formats that fold or flip the answer.
+
+    A bilingual document asks in both languages up front and gives each part in both under one
+    heading ("参考答案 / Reference answer"). Each language is rendered alone, as its
+    one-language document renders it, so the cache serves the bilingual view for free.
+    """
     from .markdown import render_markdown
 
-    return _parts(render_markdown("one-question.md.j2", doc, item=item))
+    rendered = [(lang, _parts(render_markdown("one-question.md.j2", doc, item=item, lang=lang)))
+                for lang in doc.langs]
+    if len(rendered) == 1:
+        return rendered[0][1]
+    asked = Markup("".join(_in_lang(lang, shown) for lang, (shown, _) in rendered))
+    by_part: dict[str, tuple[list[str], list[str]]] = {}
+    for lang, (_, parts) in rendered:
+        keys = {label(lang, key): key for key in PART_KEYS}
+        for heading, body in parts:
+            headings, bodies = by_part.setdefault(keys.get(heading, heading), ([], []))
+            headings.append(heading)
+            bodies.append(_in_lang(lang, body))
+    return asked, tuple((" / ".join(headings), Markup("".join(bodies)))
+                        for headings, bodies in by_part.values())
+
+
+PART_KEYS = ("answer", "rubric", "checks", "follow_ups")
+"""The labels of the parts behind a question (templates/_question.md.j2's h4 headings)."""
+
+
+def _in_lang(lang: str, html: str) -> str:
+    return f'<div class="in-lang" lang="{"zh-CN" if lang == "zh" else "en"}">{html}</div>'
 
 
 @lru_cache(maxsize=4096)

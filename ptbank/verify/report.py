@@ -42,11 +42,15 @@ def _plural(count: int, word: str) -> str:
 
 
 def print_report(report: VerifyReport, console) -> None:
-    """A table of every snippet that did not pass, then the summary line."""
+    """A table of every snippet that did not pass, then the summary line.
+
+    The rows run from the least to the most urgent (skips, passes that needed a second run,
+    problems), so that what broke stays on the last screen, beside the summary, however many
+    skips come before it."""
     from rich.table import Table
     from rich.text import Text
 
-    not_passed = report.not_passed
+    not_passed = sorted(report.not_passed, key=_urgency)
     if not_passed:
         table = Table(show_lines=True)
         table.add_column("snippet", overflow="fold", ratio=2)
@@ -63,6 +67,12 @@ def print_report(report: VerifyReport, console) -> None:
                           Text(why))
         console.print(table)
     console.print(Text(summary_line(report), style="bold" if report.ok else "bold red"))
+
+
+def _urgency(result) -> int:
+    if result.status is Status.skipped:
+        return 0
+    return 2 if result.status.is_problem else 1
 
 
 def to_json(reports: list[VerifyReport]) -> str:
