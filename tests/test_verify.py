@@ -232,9 +232,9 @@ def test_only_rejects_unknown_ids(hostile):
 FLAKY = Path(__file__).parent / "fixtures" / "verify-flaky"
 
 
-def test_error_and_crash_get_one_more_run_and_say_so(tmp_path, monkeypatch):
-    """A snippet that crashed once passes on its second run, and every view says it needed one;
-    an error that repeats stays an error; a wrong claim runs once and fails."""
+def test_error_crash_and_timeout_get_one_more_run_and_say_so(tmp_path, monkeypatch):
+    """A snippet that crashed or hung once passes on its second run, and every view says it
+    needed one; an error that repeats stays an error; a wrong claim runs once and fails."""
     runs = tmp_path / "runs"
     runs.mkdir()
     monkeypatch.setenv("PTBANK_TEST_RUNS", str(runs))
@@ -242,16 +242,18 @@ def test_error_and_crash_get_one_more_run_and_say_so(tmp_path, monkeypatch):
                          sandbox_writable=(runs,))
     by_name = {r.snippet_id: r for r in report.results}
     counted = {name: len((runs / name).read_text().splitlines()) for name in by_name}
-    assert counted == {"crashes-once": 2, "errors-always": 2, "wrong-claim": 1}
+    assert counted == {"crashes-once": 2, "errors-always": 2, "wrong-claim": 1, "hangs-once": 2}
 
-    crashed_once, errors, wrong = (by_name[n] for n in counted)
+    crashed_once, errors, wrong, hung_once = (by_name[n] for n in counted)
+    assert hung_once.status is Status.passed
+    assert hung_once.first_attempt.startswith("timeout: still running after 3 s")
     assert crashed_once.status is Status.passed
     assert crashed_once.first_attempt == "crashed: killed by SIGABRT (signal 6)"
     assert errors.status is Status.error and errors.first_attempt == "error: KeyError: 'always'"
     assert wrong.status is Status.failed and wrong.first_attempt == ""
 
     assert crashed_once in report.not_passed                # the table shows it
-    assert "1 passed (1 on a second run), 1 failed, 1 error" in summary_line(report)
+    assert "2 passed (2 on a second run), 1 failed, 1 error" in summary_line(report)
     data = {r["snippet_id"]: r for r in json.loads(to_json([report]))["builds"][0]["results"]}
     assert data["crashes-once"]["first_attempt"].startswith("crashed")
     case = ET.fromstring(to_junit([report]).split("\n", 1)[1]).find(

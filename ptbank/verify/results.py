@@ -33,13 +33,15 @@ class Status(str, Enum):
         return self not in (Status.passed, Status.skipped)
 
 
-RETRIED = frozenset({Status.error, Status.crashed})
+RETRIED = frozenset({Status.error, Status.crashed, Status.timeout})
 """Verdicts that earn a snippet one more run, in the same verification.
 
 Multi-process snippets meet torch's own teardown races: a 2-process gloo DDP snippet that had
 done all its work aborted at exit ("terminate called without an active exception") in 4 of 96
-runs on a loaded 2-core machine. A wrong claim (failed) or a timeout is never retried, and a
-result that needed the second run says so in every view of the report."""
+runs on a loaded 2-core machine, and CI once saw one of the 640 snippets of a cold run under
+torch 2.13 hang past its timeout when every one of them had passed in the runs before and
+after. A wrong claim (failed) is never retried; a snippet that hangs every time costs its
+timeout twice. A result that needed the second run says so in every view of the report."""
 
 CACHEABLE = frozenset({Status.passed, Status.failed})
 """Verdicts that depend only on the code and the versions in the cache key.
