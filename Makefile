@@ -35,9 +35,7 @@ help: ## show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 $(STAMP): requirements.lock pyproject.toml
-	@test -x $(PYTHON) || python3 -m venv .venv
-	$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements.lock
-	$(PYTHON) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	tools/install-venv.sh .venv
 	@touch $@
 
 setup: $(STAMP) system-print ## create .venv from requirements.lock and install fonts (idempotent)
