@@ -136,7 +136,9 @@ def write_artifacts(artifacts: list[Artifact], jobs: int | None) -> None:
 
 
 def _write_stale(artifacts: list[Artifact], jobs: int | None) -> None:
-    stale = [a for a in artifacts if not a.is_fresh()]
+    # longest first: parallel PDFs finish together, and a deck of every level renders the
+    # cards that the decks of one level then share
+    stale = sorted((a for a in artifacts if not a.is_fresh()), key=lambda a: -len(a.markdown))
     started = time.perf_counter()
     workers = pdf_workers(stale, jobs or os.cpu_count() or 1)
     with Progress(*Progress.get_default_columns(), TextColumn("{task.fields[last]}"),

@@ -4,6 +4,7 @@ question, nothing is requested beyond file://, and pages fit a phone's width."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -155,3 +156,40 @@ def test_the_site_is_rebuilt_only_when_it_changed_and_whole(tmp_path: Path):
     assert "1 written, 2 up to date" in repaired.stderr
     assert (tmp_path / "site" / "en" / "tensors.html").exists()
     assert not list((tmp_path / "site").glob(".*.part")), "no temporary folder left"
+
+
+def test_questions_rendered_before_are_reused_but_never_stale(tmp_path: Path):
+    """The render cache (build/cache/render/ under the working folder) holds each question's
+    HTML by its Markdown: an edited question renders anew, a damaged entry is a miss."""
+    content, work = tmp_path / "content", tmp_path / "work"
+    shutil.copytree(FIXTURE, content)
+    work.mkdir()
+
+    def site(out: str) -> Path:
+        env = {**os.environ, "SOURCE_DATE_EPOCH": "1764460800"}
+        done = subprocess.run([sys.executable, "-m", "ptbank", "build", "--content", str(content),
+                               "--format", "html", "--lang", "en", "--draft", "--out", out],
+                              cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return work / out / "site" / "en"
+
+    first = site("a")
+    store = work / "build" / "cache" / "render"
+    entries = sorted(store.glob("*.json"))
+    assert len(entries) == 3, "a question in one language is one entry"
+    page = (first / "tensors.html").read_text("utf-8")
+    for entry in entries:
+        entry.write_text('{"asked": 5', "utf-8")       # damaged: each is a miss, rendered anew
+    path = content / "autograd" / "grad-basics.yaml"
+    path.write_text(path.read_text("utf-8").replace("What is", "What exactly is", 1), "utf-8")
+    second = site("b")
+    assert (second / "tensors.html").read_text("utf-8") == page
+    assert "What exactly is" in (second / "autograd.html").read_text("utf-8")
+    def whole(entry: Path) -> bool:
+        try:
+            return bool(json.loads(entry.read_text("utf-8"))["asked"])
+        except ValueError:
+            return False
+
+    # the two unchanged questions rewritten, the edited one new; its old entry is unused
+    assert sorted(whole(e) for e in store.glob("*.json")) == [False, True, True, True]

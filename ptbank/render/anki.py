@@ -27,7 +27,8 @@ import genanki
 from pygments.formatters import HtmlFormatter
 
 from .document import Document
-from .html import PYGMENTS_STYLE, question_parts
+from .html import PYGMENTS_STYLE
+from .questions import prepare, question_parts
 
 CARD_CSS = """
 .card { font-family: system-ui, "Noto Sans CJK SC", "PingFang SC", sans-serif; font-size: 17px;
@@ -55,17 +56,18 @@ def render_anki(markdown: str, doc: Document, target: Path) -> None:
         sort_field_index=2)
     deck = genanki.Deck(stable_id("ptbank deck", deck_lang, doc.subtitle),
                         f"{doc.title}::{doc.subtitle.split(' · ')[0]}")
-    for section in doc.sections:
-        for numbered in section.items:
-            item = replace(numbered, number="")  # a card stands alone; and so every deck of
-            asked, parts = question_parts(doc, item)  # a language shares its rendering
-            back = "".join(f"<h4>{heading}</h4>{html}" for heading, html in parts)
-            question = item.question
-            deck.add_note(genanki.Note(
-                model=model, fields=[str(asked), back, question.id],
-                tags=[f"ptbank::level::{question.level.value}",
-                      f"ptbank::topic::{question.topic}", f"ptbank::kind::{question.kind.value}"],
-                guid=note_guid(question.id, deck_lang)))
+    cards = [replace(item, number="")  # a card stands alone; and so every deck of a
+             for section in doc.sections for item in section.items]  # language shares them
+    prepare(doc, cards)
+    for item in cards:
+        asked, parts = question_parts(doc, item)
+        back = "".join(f"<h4>{heading}</h4>{html}" for heading, html in parts)
+        question = item.question
+        deck.add_note(genanki.Note(
+            model=model, fields=[str(asked), back, question.id],
+            tags=[f"ptbank::level::{question.level.value}",
+                  f"ptbank::topic::{question.topic}", f"ptbank::kind::{question.kind.value}"],
+            guid=note_guid(question.id, deck_lang)))
     moment = datetime.strptime(doc.date, "%Y-%m-%d").replace(tzinfo=timezone.utc)
     _write_package(genanki.Package(deck), target, moment)
 

@@ -20,7 +20,7 @@ from pygments.token import Token
 from pygments.util import ClassNotFound
 
 from .document import Document
-from .labels import label, label_in, page_label_parts
+from .labels import label_in, page_label_parts
 from .markdown import TEMPLATES
 from .mdparse import (ANSWER_LINES_KEPT, ANSWER_SPACE, answer_space_lines, parse, parser,
                       top_level_blocks)
@@ -42,15 +42,24 @@ def highlight_code(code: str, language: str) -> str:
     fewer boxes. Measured on the advanced answer key in English (356 pages): peak memory
     1700 → 1085 MiB and time 124 → 93 s (bench/render.py reports memory per page).
     """
-    try:
-        lexer = get_lexer_by_name(language or "text")
-    except ClassNotFound:
-        lexer = get_lexer_by_name("text")
     tokens = [(Token.Text if _unstyled(kind) else kind, text)
-              for kind, text in lexer.get_tokens(code)]
+              for kind, text in _lexer(language).get_tokens(code)]
     out = io.StringIO()
-    HtmlFormatter(nowrap=True).format(tokens, out)
+    _formatter().format(tokens, out)
     return out.getvalue()
+
+
+@lru_cache(maxsize=None)
+def _lexer(language: str):
+    try:
+        return get_lexer_by_name(language or "text")
+    except ClassNotFound:
+        return get_lexer_by_name("text")
+
+
+@lru_cache(maxsize=1)
+def _formatter() -> HtmlFormatter:
+    return HtmlFormatter(nowrap=True)  # building one computes its whole style sheet
 
 
 @lru_cache(maxsize=None)
@@ -158,62 +167,6 @@ def _end_of_question_text(blocks: list[list], start: int) -> int:
         if kind == "heading_open":
             break
     return min(start + 3, len(blocks))
-
-
-def question_parts(doc: Document, item) -> tuple[Markup, tuple[tuple[str, Markup], ...]]:
-    """One question with its answer, as HTML in two parts: what is asked (title, meta line,
-    question, starter code) and, after it, each part under its own heading (answer, rubric,
-    checks, follow-ups) as (heading, HTML) — for formats that fold or flip the answer.
-
-    A bilingual document asks in both languages up front and gives each part in both under one
-    heading ("参考答案 / Reference answer"). Each language is rendered alone, as its
-    one-language document renders it, so the cache serves the bilingual view for free.
-    """
-    from .markdown import render_markdown
-
-    rendered = [(lang, _parts(render_markdown("one-question.md.j2", doc, item=item, lang=lang)))
-                for lang in doc.langs]
-    if len(rendered) == 1:
-        return rendered[0][1]
-    asked = Markup("".join(_in_lang(lang, shown) for lang, (shown, _) in rendered))
-    by_part: dict[str, tuple[list[str], list[str]]] = {}
-    for lang, (_, parts) in rendered:
-        keys = {label(lang, key): key for key in PART_KEYS}
-        for heading, body in parts:
-            headings, bodies = by_part.setdefault(keys.get(heading, heading), ([], []))
-            headings.append(heading)
-            bodies.append(_in_lang(lang, body))
-    return asked, tuple((" / ".join(headings), Markup("".join(bodies)))
-                        for headings, bodies in by_part.values())
-
-
-PART_KEYS = ("answer", "rubric", "checks", "follow_ups")
-"""The labels of the parts behind a question (templates/_question.md.j2's h4 headings)."""
-
-
-def _in_lang(lang: str, html: str) -> str:
-    return f'<div class="in-lang" lang="{"zh-CN" if lang == "zh" else "en"}">{html}</div>'
-
-
-@lru_cache(maxsize=4096)
-def _parts(markdown: str) -> tuple[Markup, tuple[tuple[str, Markup], ...]]:
-    """Cached by the text: a question rendered alike for several documents (a deck per level
-    and one of all levels) is parsed once."""
-    from .text import inline_text
-
-    env: dict = {}
-    asked: list[list] = []
-    parts: list[tuple[str, list[list]]] = []
-    for block in top_level_blocks(parse(markdown)):
-        head = block[0]
-        if head.type == "heading_open" and head.tag == "h4":
-            parts.append((inline_text(block[1].content), []))
-        elif parts:
-            parts[-1][1].append(block)
-        else:
-            asked.append(block)
-    return (Markup(blocks_to_html(asked, env)),
-            tuple((heading, Markup(blocks_to_html(blocks, env))) for heading, blocks in parts))
 
 
 def blocks_to_html(blocks: list[list], env: dict) -> str:

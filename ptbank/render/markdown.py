@@ -56,7 +56,7 @@ def render_markdown(template: str, doc: Document, **values) -> str:
         opening = _FENCE.match(line)
         if fence is None and opening:
             fence = opening.group(1)
-        elif fence is not None and _closes(line, fence):
+        elif fence is not None and line.lstrip()[:1] == fence[0] and _closes(line, fence):
             fence = None
         in_fence = fence is not None or opening is not None
         blank = blank + 1 if not line.strip() else 0

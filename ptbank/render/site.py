@@ -22,7 +22,8 @@ from pygments.formatters import HtmlFormatter
 
 from ..atomic import write_text_atomic
 from .document import Document, Item
-from .html import PYGMENTS_STYLE, blocks_to_html, question_parts
+from .html import PYGMENTS_STYLE, blocks_to_html
+from .questions import prepare, question_parts
 from .labels import label
 from .markdown import TEMPLATES
 from .mdparse import parse, top_level_blocks
@@ -52,10 +53,11 @@ def render_site(markdown: str, doc: Document, target: Path) -> None:
     """Write the site of `doc` (the whole bank in one language, with answers) into `target`.
 
     `markdown` is the answer key's Markdown; it is the artifact's fingerprint, and each
-    question's part of it is rendered again, question by question (html.question_parts), to
+    question's part of it is rendered again, question by question (questions.py), to
     split it into pages.
     """
     site_lang = "bi" if len(doc.langs) == 2 else doc.langs[0]
+    prepare(doc, [item for section in doc.sections for item in section.items])
     topics = []
     for section in doc.sections:
         key = section.items[0].question.topic
