@@ -134,9 +134,9 @@ def label(lang: str, key: str, **values: object) -> str:
     return LABELS[lang][key].format(**values)
 
 
-def label_in(langs: tuple[str, ...] | list[str], key: str) -> str:
+def label_in(langs: tuple[str, ...] | list[str], key: str, **values: object) -> str:
     """The label in each of a document's languages: "作答区 / Answer space" when bilingual."""
-    return " / ".join(label(lang, key) for lang in langs)
+    return " / ".join(label(lang, key, **values) for lang in langs)
 
 
 def page_label_parts(lang: str) -> tuple[str, str, str]:

@@ -24,7 +24,7 @@ from ..atomic import write_text_atomic
 from .document import Document, Item
 from .html import PYGMENTS_STYLE, blocks_to_html
 from .questions import prepare, question_parts
-from .labels import label
+from .labels import label, label_in
 from .markdown import TEMPLATES
 from .mdparse import parse, top_level_blocks
 
@@ -64,7 +64,7 @@ def render_site(markdown: str, doc: Document, target: Path) -> None:
         views = [_question_view(doc, item, key) for item in section.items]
         topics.append((key, section, views))
     common = {"doc": doc, "site_lang": site_lang, "site_langs": SITE_LANGS,
-              "label": lambda key, **values: _label(doc, key, **values),
+              "label": lambda key, **values: label_in(doc.langs, key, **values),
               "lang_name": lambda lang: label(lang if lang != "bi" else "zh", f"site_lang_{lang}"),
               "css": _css(), "script": _script(), "topics": topics,
               "stamp": [Markup(_inline_html(line)) for line in doc.stamp_lines]}
@@ -98,10 +98,6 @@ def _inline_html(markdown: str) -> str:
     """A stamp line (Markdown) as HTML without its paragraph."""
     html = blocks_to_html(top_level_blocks(parse(markdown)), {})
     return html.strip().removeprefix("<p>").removesuffix("</p>")
-
-
-def _label(doc: Document, key: str, **values) -> str:
-    return " / ".join(label(lang, key, **values) for lang in doc.langs)
 
 
 @lru_cache(maxsize=1)
