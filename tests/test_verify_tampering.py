@@ -24,6 +24,7 @@ from ptbank.verify.cache import ResultCache
 from ptbank.verify.launch import VerifierError, Zygote, zygote_env
 from ptbank.verify import sandbox
 from ptbank.verify.report import print_report, summary_line, to_json, to_junit
+from ptbank.verify.classify import classify
 from ptbank.verify.runner import Finished, Job, run_jobs
 
 from conftest import wait_until_gone
@@ -187,3 +188,22 @@ def test_no_sandbox_here_is_refused_with_a_way_out(tmp_path, monkeypatch):
             verify_bank(load_bank(SANDBOX), progress=False, cache_dir=tmp_path / "c")
     finally:
         sandbox.unavailable_because.cache_clear()
+
+
+def test_a_timeout_says_where_the_snippet_hung(tmp_path):
+    """Before the kill, the snippet's main thread dumps its stack: the verdict names the line
+    of the snippet it was stuck on, and the excerpt shows the stack."""
+    zygote = Zygote(tmp_path, zygote_env(tmp_path / "cache"))
+    code = "import time\n\n\ndef wait_here():\n    time.sleep(60)\n\n\nwait_here()\n"
+    snippet = Snippet(id="stuck", code=code, timeout=2)
+    done: list[Finished] = []
+    try:
+        zygote.wait_ready()
+        run_jobs(zygote, [Job("stuck", snippet)], slots=1, threads=1, workdir=tmp_path,
+                 on_finish=done.append)
+    finally:
+        zygote.close()
+    status, reason, _ = classify(snippet, done[0])
+    assert status is Status.timeout
+    assert reason.startswith("still running after 2 s (at line 5 of the snippet, in wait_here);")
+    assert "in <module>" in reason

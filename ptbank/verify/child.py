@@ -16,6 +16,7 @@ import os
 import random
 import resource
 import runpy
+import signal
 import sys
 import traceback
 import warnings
@@ -23,6 +24,9 @@ from typing import NoReturn
 
 FILE_SIZE_LIMIT = 1 << 30
 """Largest file a snippet may write: a backstop against filling the disk."""
+STACK_SIGNAL = signal.SIGUSR2
+"""Asks a snippet's process for its Python stack (faulthandler, on its stderr): the parent
+sends it when the snippet's time is up, before killing it, so a timeout says where it hung."""
 MESSAGE_LIMIT = 4000
 MAX_WARNINGS = 50
 
@@ -34,6 +38,7 @@ def run(request: dict, report_fd: int) -> NoReturn:
     out, err = _text_stream(1), _text_stream(2)
     at_start = _limit(request["memory_mb"])
     faulthandler.enable(file=err, all_threads=True)
+    faulthandler.register(STACK_SIGNAL, file=err, all_threads=True)
     os.chdir(os.path.dirname(request["script"]))
     _seed(request["seed"], request["threads"])
     report = _execute(request["script"])

@@ -41,7 +41,8 @@ def _judge_process(snippet: Snippet, done: Finished) -> Verdict:
     status = done.status
     if done.timed_out:
         return Status.timeout, _with_tail(
-            f"still running after {snippet.timeout:g} s; its process group was killed", done)
+            f"still running after {snippet.timeout:g} s{_where_it_hung(done)}; its process "
+            "group was killed", done)
     if os.WIFSIGNALED(status):
         head = f"killed by {_signal_name(os.WTERMSIG(status))}"
         return Status.crashed, _fatal_error(head, done) or _with_tail(head, done)
@@ -154,6 +155,16 @@ def _fatal_error(head: str, done: Finished) -> str:
            if (m := re.search(rf'File "{re.escape(done.script)}", line (\d+)', line))
            and 0 < (n := int(m.group(1))) <= len(code)]
     return "\n".join([head, *fatal[:1], *own[:3]]) if fatal else ""
+
+
+def _where_it_hung(done: Finished) -> str:
+    """` (at line 12 of the snippet, in wait_here)`: the innermost frame of the snippet's own
+    code in the stack its main thread dumped when its time was up (child.STACK_SIGNAL)."""
+    if "Current thread " not in done.stderr_tail:
+        return ""
+    stack = done.stderr_tail.rsplit("Current thread ", 1)[1].split("\n\n")[0]
+    frame = re.search(rf'File "{re.escape(done.script)}", line (\d+) in (\S+)', stack)
+    return f" (at line {frame[1]} of the snippet, in {frame[2]})" if frame else ""
 
 
 def _with_tail(head: str, done: Finished) -> str:

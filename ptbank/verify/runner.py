@@ -33,6 +33,8 @@ assert torch.ones(1 << 20).sum().item() == 1 << 20
 """
 """Multi-threaded ops that hang in a child if the zygote ever started its OpenMP pool."""
 CANARY_TIMEOUT = 30.0
+STACK_GRACE = 0.5
+"""Seconds between asking a snippet whose time is up for its stack and killing it."""
 KILL_GRACE = 10.0
 """Seconds the zygote has to report a snippet it was told to kill, before it is given up on."""
 CANARY_ID = "canary"
@@ -110,6 +112,7 @@ class _Running:
     sent: float
     pid: int = 0
     deadline: float | None = None
+    stack_asked: bool = False
     killed: bool = False
 
 
@@ -147,11 +150,17 @@ class _Batch:
                 self._on_event(event)
             now = time.monotonic()
             for entry in self.running.values():
-                if entry.deadline is not None and now >= entry.deadline and not entry.killed:
+                if entry.deadline is None or now < entry.deadline:
+                    continue
+                if not entry.stack_asked:
+                    self.zygote.send({"op": "stack", "job": entry.job.id})
+                    entry.stack_asked = True
+                    entry.deadline = now + STACK_GRACE
+                elif not entry.killed:
                     self.zygote.send({"op": "kill", "job": entry.job.id})
                     entry.killed = True
                     entry.deadline = now + KILL_GRACE
-                elif entry.killed and now >= entry.deadline:
+                else:
                     raise VerifierError(
                         f"{entry.job.label} did not end {KILL_GRACE:g} s after it was killed "
                         "at its timeout: the zygote no longer answers (a snippet may have "
@@ -240,7 +249,7 @@ def _collect(entry: _Running, exit_event: dict) -> Finished:
     status = exit_event["status"]
     return Finished(
         job=entry.job, script=entry.files["script"], status=status,
-        timed_out=entry.killed and os.WIFSIGNALED(status) and report is None,
+        timed_out=entry.stack_asked and os.WIFSIGNALED(status) and report is None,
         duration=time.monotonic() - entry.sent, report=report,
         stdout=clean(exit_event.get("stdout", "")),
         stdout_tail=clean(exit_event.get("stdout_tail", "")),

@@ -8,7 +8,8 @@ snippets `require`), then serves JSON lines: requests on fd 0, replies on fd 1.
     ← {"event": "ready", "failed": {}}                  (or {"event": "failed", "error": ...})
     → {"op": "run", "job": "7", ...child request, see child.run}
     ← {"event": "started", "job": "7", "pid": 1234}
-    → {"op": "kill", "job": "7"}                        (the parent's timeout)
+    → {"op": "stack", "job": "7"}                       (the parent's timeout: where is it?)
+    → {"op": "kill", "job": "7"}                        (half a second later)
     ← {"event": "exit", "job": "7", "status": 9, "report": "{...}" or null,
        "stdout": "...", "stdout_bytes": 12, "stdout_tail": "...", "stderr_tail": "...", ...}
 
@@ -26,6 +27,7 @@ its pid (= the group id) cannot yet be reused.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import importlib
@@ -159,6 +161,12 @@ class _Server:
     def _handle(self, request: dict) -> None:
         if request["op"] == "run":
             self._fork(request)
+        elif request["op"] == "stack":
+            from .child import STACK_SIGNAL
+            for pid, (job, _) in self.running.items():
+                if job == request["job"]:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, STACK_SIGNAL)
         elif request["op"] == "kill":
             for pid, (job, _) in self.running.items():
                 if job == request["job"]:
