@@ -365,11 +365,18 @@ PNG_1PX = bytes.fromhex(
     "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
 
 
+WITH_CTRL_C = ("import runpy, signal, sys;"
+               " signal.signal(signal.SIGINT, signal.default_int_handler);"
+               " sys.argv[0] = 'ptbank'; runpy.run_module('ptbank', run_name='__main__')")
+"""`python -m ptbank` as a terminal starts it: a shell starts a background job (`make test &`,
+nohup in a script) with SIGINT ignored, and Python then never raises KeyboardInterrupt."""
+
+
 def _start_rendering(out: Path, token: str) -> subprocess.Popen:
     """A build of a dozen PDFs in worker processes; returns once a worker is rendering."""
     env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, "PTBANK_TEST_TOKEN": token}
     build = subprocess.Popen(
-        [sys.executable, "-m", "ptbank", "build", "--content", str(FIXTURES / "render"),
+        [sys.executable, "-c", WITH_CTRL_C, "build", "--content", str(FIXTURES / "render"),
          "--format", "pdf", "--level", "all,beginner", "--lang", "zh,en,bi", "--draft",
          "--jobs", "2", "--out", str(out)],
         cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True)
