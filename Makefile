@@ -79,7 +79,7 @@ site: setup ## the offline study site of the whole bank: build/site/{zh,en,bi}/i
 anki: setup ## flashcard decks: build/anki/ptbank-LEVEL-LANG.apkg, 4 levels x zh, en, bi
 	$(PTBANK) build --format anki --level beginner,intermediate,advanced,all --lang zh,en,bi $(JOBS_ARG)
 
-all: setup ## every format, every level, zh, en and bi
+all: setup ## every printed format (md, docx, pdf), every level, zh, en and bi; `make site anki` for the study formats
 	$(PTBANK) build --format all --level beginner,intermediate,advanced,all --lang zh,en,bi $(JOBS_ARG)
 
 sheet: setup ## an interview sheet: make sheet LEVEL=intermediate MINUTES=45 SEED=7, or PROFILE=training-infra MINUTES=60 SEED=7 CANDIDATE=A12
