@@ -88,10 +88,13 @@ def _write_package(package: genanki.Package, target: Path, moment: datetime) -> 
     """The .apkg genanki's write_to_file makes (the collection, then an empty media map),
     with every id and time from `moment` instead of the clock."""
     timestamp = moment.timestamp()
-    with sqlite3.connect(":memory:") as db:
-        package.write_to_db(db.cursor(), timestamp, itertools.count(int(timestamp * 1000)))
+    db = sqlite3.connect(":memory:")
+    try:
+        with db:  # one transaction, committed before the image is taken
+            package.write_to_db(db.cursor(), timestamp, itertools.count(int(timestamp * 1000)))
         collection = db.serialize()
-    db.close()
+    finally:
+        db.close()
     with zipfile.ZipFile(target, "w") as archive:
         for name, data in (("collection.anki2", collection), ("media", json.dumps({}))):
             entry = zipfile.ZipInfo(name, date_time=moment.timetuple()[:6])
