@@ -13,7 +13,7 @@ import json
 import random
 import shlex
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .artifacts import Artifact
 from .errors import PtbankError
@@ -50,6 +50,12 @@ class SheetRequest:
     ledger: str | None = None
     """The ledger file, when not the default one."""
 
+    def selection_key(self) -> str:
+        """What the selection and the sheet ID depend on: the command, less where the ledger
+        file lives (what it says comes in through Exposure), so that a copied ledger gives the
+        same sheet."""
+        return replace(self, ledger=None).command()
+
     def command(self) -> str:
         """The `ptbank sheet` arguments that regenerate this selection."""
         parts = ["ptbank", "sheet"]
@@ -84,8 +90,8 @@ class Exposure:
 
 def sheet_id(bank: Bank, request: SheetRequest, seen: Exposure | None = None) -> str:
     """Eight characters naming (bank version, request, seed, exposure), e.g. `K3QF-7ZMA`."""
-    key = f"{bank.meta.version}|{request.command()}|{(seen or Exposure()).digest()}".encode()
-    code = base64.b32encode(hashlib.sha256(key).digest()).decode()[:8]
+    key = f"{bank.meta.version}|{request.selection_key()}|{(seen or Exposure()).digest()}"
+    code = base64.b32encode(hashlib.sha256(key.encode()).digest()).decode()[:8]
     return f"{code[:4]}-{code[4:]}"
 
 
@@ -109,7 +115,7 @@ def select_questions(bank: Bank, request: SheetRequest,
 
 def _level_selection(bank: Bank, request: SheetRequest, seen: Exposure) -> list[Question]:
     pool = _candidates(bank, request, seen)
-    rng = random.Random(f"{bank.meta.version}|{request.command()}")
+    rng = random.Random(f"{bank.meta.version}|{request.selection_key()}")
     coding = [q for q in pool if q.kind is Kind.coding]
     concept = _topic_round_robin([q for q in pool if q.kind is Kind.concept], rng, seen)
     rng.shuffle(coding)
@@ -158,7 +164,7 @@ def profile_selection(bank: Bank, request: SheetRequest, seen: Exposure) -> list
     if usable < 1:
         raise PtbankError(f"profile {request.profile} keeps {profile.buffer_minutes} minutes "
                           f"as a buffer: --minutes must be more than that")
-    rng = random.Random(f"{bank.meta.version}|{request.command()}|{seen.digest()}")
+    rng = random.Random(f"{bank.meta.version}|{request.selection_key()}|{seen.digest()}")
     levels = {lv: n for lv, n in profile.levels.items() if n}
     pool = [q for q in bank.questions
             if q.topic in profile.topics and q.level in levels

@@ -205,3 +205,22 @@ def _cli(content: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
                            "--draft", "--format", "md", "--lang", "en", "--out", str(out),
                            *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
+
+
+def test_where_the_ledger_lives_does_not_change_the_sheet(content, tmp_path):
+    """The selection is a function of the bank, the request, the seed and what the ledger
+    says, not of the ledger file's path: a copied ledger gives the same sheet and ID."""
+    here, there = tmp_path / "here" / "ledger.jsonl", tmp_path / "there" / "copy.jsonl"
+    here.parent.mkdir()
+    there.parent.mkdir()
+    for seed in range(3):
+        assert _cli(content, tmp_path, "--profile", "role", "--minutes", "60", "--seed",
+                    str(seed), "--ledger", str(here)).returncode == 0
+    there.write_bytes(here.read_bytes())
+    for ledger in (here, there):
+        assert _cli(content, tmp_path, "--profile", "role", "--minutes", "60", "--seed", "7",
+                    "--candidate", "Ada", "--ledger", str(ledger)).returncode == 0
+    first, second = read_ledger(here)[-1], read_ledger(there)[-1]
+    assert first.questions == second.questions
+    assert first.sheet == second.sheet
+    assert str(there) in second.command, "the regenerate command still names its ledger"
