@@ -9,8 +9,8 @@ import pytest
 
 from ptbank.loader import load_bank
 from ptbank.models import Kind
-from wrong_solutions.check import (CONTENT, HERE, hidden_test, judge,
-                                   tasks_with_wrong_solutions)
+from wrong_solutions.check import (CONTENT, HERE, hidden_test, judge, solution_files,
+                                   tasks_with_wrong_solutions, wrong_code)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "wrong-solutions"
 
@@ -23,7 +23,7 @@ def verdicts():
 
 def _solutions() -> list[tuple[str, str]]:
     return [(qid, name) for qid in tasks_with_wrong_solutions()
-            for name in ["reference", *sorted(p.stem for p in (HERE / qid).glob("*.py"))]]
+            for name in ["reference", *(p.stem for p in solution_files(HERE / qid))]]
 
 
 @pytest.mark.parametrize(("question_id", "solution"), _solutions())
@@ -50,8 +50,23 @@ def test_a_toothless_check_and_a_wrong_name_are_both_caught_by_the_harness():
                                              solutions=FIXTURE / "solutions")}
     assert verdicts["reference"].as_expected
     assert verdicts["identity"].as_expected                       # check 2 catches it
+    assert verdicts["absolute-value"].as_expected                 # an edit of the reference
     slipped = verdicts["wrong-below-minus-five"]                  # the checks are too weak
     assert slipped.status.value == "passed" and not slipped.as_expected
     misnamed = verdicts["misnamed"]                               # fails, but not on a check
     assert misnamed.status.value == "error" and "NameError" in misnamed.reason
     assert not misnamed.as_expected
+
+
+def test_an_edit_that_no_longer_fits_the_reference_names_its_file(tmp_path):
+    edit = tmp_path / "stale.edit"
+    edit.write_text("<<<<<<< reference\n    return x.clamp(min=0)\n=======\n    return x\n"
+                    ">>>>>>> wrong\n", encoding="utf-8")
+    assert wrong_code(edit, "def relu(x):\n    return x.clamp(min=0)\n") == \
+        "def relu(x):\n    return x\n"
+    with pytest.raises(ValueError, match=r"stale\.edit: the reference solution holds this "
+                                         r"block 0 times"):
+        wrong_code(edit, "def relu(x):\n    return torch.relu(x)\n")
+    edit.write_text("return x\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no `<<<<<<< reference`"):
+        wrong_code(edit, "def relu(x):\n    return x\n")

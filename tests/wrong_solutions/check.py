@@ -6,12 +6,26 @@ solution replaces everything above that line; the checks must then fail on an as
 `failed`), not on a NameError or a crash, so that a wrong solution is caught for being wrong.
 Everything runs through the real verifier (sandbox, limits) under the torch ptbank runs under.
 
+A wrong solution is either a whole program (`NAME.py`) or, where it is the reference with a
+mistake or two put in (a bug hunt's program with one bug left), an edit of the reference
+(`NAME.edit`): one or more blocks
+
+    <<<<<<< reference
+    lines of the reference solution, exactly as they stand there (once)
+    =======
+    the lines that replace them
+    >>>>>>> wrong
+
+A block the reference no longer holds exactly once is an error naming the file, so an edit
+cannot go stale silently.
+
     python tests/wrong_solutions/check.py [QUESTION-ID ...]     # default: every task here
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -24,6 +38,8 @@ from ptbank.verify import Status, verify_bank
 HERE = Path(__file__).resolve().parent
 CONTENT = HERE.parents[1] / "content"
 WRONG_PREFIX = "wrong-"
+SUFFIXES = (".py", ".edit")
+_BLOCK = re.compile(r"^<<<<<<< reference\n(.*?)^=======\n(.*?)^>>>>>>> wrong$", re.M | re.S)
 
 
 @dataclass(frozen=True)
@@ -45,7 +61,30 @@ class Verdict:
 
 def tasks_with_wrong_solutions(solutions: Path = HERE) -> list[str]:
     """Question ids that have a folder of wrong solutions in `solutions`."""
-    return sorted(p.name for p in solutions.iterdir() if p.is_dir() and any(p.glob("*.py")))
+    return sorted(p.name for p in solutions.iterdir() if p.is_dir() and solution_files(p))
+
+
+def solution_files(folder: Path) -> list[Path]:
+    """The wrong solutions in a task's folder, whole programs and edits, by name."""
+    return sorted((p for p in folder.iterdir() if p.suffix in SUFFIXES), key=lambda p: p.stem)
+
+
+def wrong_code(path: Path, reference: str) -> str:
+    """The code of the wrong solution at `path`: the file itself, or the reference solution
+    with the edit's blocks applied in turn."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".py":
+        return text
+    blocks = _BLOCK.findall(text)
+    if not blocks:
+        raise ValueError(f"{path}: no `<<<<<<< reference` ... `>>>>>>> wrong` block")
+    code = reference
+    for old, new in blocks:
+        if code.count(old) != 1:
+            raise ValueError(f"{path}: the reference solution holds this block "
+                             f"{code.count(old)} times, not once:\n{old}")
+        code = code.replace(old, new)
+    return code
 
 
 def hidden_test(question: Question) -> Snippet:
@@ -62,11 +101,11 @@ def with_wrong_solutions(bank: Bank, question_id: str,
     `question/snippet` names to run: the hidden test first, then each wrong solution."""
     question = bank.question(question_id)
     test = hidden_test(question)
-    _, checks = test.solution_and_checks
+    reference, checks = test.solution_and_checks
     extra = [test.model_copy(update={
         "id": f"{WRONG_PREFIX}{path.stem}",
-        "code": f"{path.read_text(encoding='utf-8').rstrip()}\n\n{CHECKS_MARKER}\n{checks}",
-    }) for path in sorted((solutions / question_id).glob("*.py"))]
+        "code": f"{wrong_code(path, reference).rstrip()}\n\n{CHECKS_MARKER}\n{checks}",
+    }) for path in solution_files(solutions / question_id)]
     if not extra:
         raise LookupError(f"{question_id}: no wrong solutions in {solutions / question_id}")
     changed = question.model_copy(update={"snippets": [*question.snippets, *extra]})
