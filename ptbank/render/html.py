@@ -20,7 +20,7 @@ from pygments.token import Token
 from pygments.util import ClassNotFound
 
 from .document import Document
-from .labels import label_in, page_label_parts
+from .labels import html_lang, label_in, page_label_parts
 from .markdown import TEMPLATES
 from .mdparse import (ANSWER_LINES_KEPT, ANSWER_SPACE, answer_space_lines, parse, parser,
                       top_level_blocks)
@@ -208,7 +208,7 @@ def render_html(markdown: str, doc: Document) -> str:
         page_label_before=_css_string(before), page_label_middle=_css_string(middle),
         page_label_after=_css_string(after),
         doc=doc,
-        lang="zh-CN" if doc.langs[0] == "zh" else "en",
+        lang=html_lang(doc.langs[0]),
         css=css,
         pygments_css=pygments_css,
         body=Markup(markdown_to_html_body(markdown, doc.langs)),

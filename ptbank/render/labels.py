@@ -134,6 +134,11 @@ def label(lang: str, key: str, **values: object) -> str:
     return LABELS[lang][key].format(**values)
 
 
+def html_lang(lang: str) -> str:
+    """The `lang` attribute of HTML in a ptbank language."""
+    return "zh-CN" if lang == "zh" else "en"
+
+
 def label_in(langs: tuple[str, ...] | list[str], key: str, **values: object) -> str:
     """The label in each of a document's languages: "作答区 / Answer space" when bilingual."""
     return " / ".join(label(lang, key, **values) for lang in langs)

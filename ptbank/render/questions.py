@@ -25,7 +25,7 @@ from markupsafe import Markup
 from ..atomic import write_text_atomic
 from .document import Document, Item
 from .html import blocks_to_html
-from .labels import label
+from .labels import html_lang, label
 from .markdown import render_markdown
 from .mdparse import parse, top_level_blocks
 from .text import inline_text
@@ -180,4 +180,4 @@ def _render_parts(markdown: str) -> Parts:
 
 
 def _in_lang(lang: str, html: str) -> str:
-    return f'<div class="in-lang" lang="{"zh-CN" if lang == "zh" else "en"}">{html}</div>'
+    return f'<div class="in-lang" lang="{html_lang(lang)}">{html}</div>'

@@ -24,7 +24,7 @@ from ..atomic import write_text_atomic
 from .document import Document, Item
 from .html import PYGMENTS_STYLE, blocks_to_html
 from .questions import prepare, question_parts
-from .labels import label, label_in
+from .labels import html_lang, label, label_in
 from .markdown import TEMPLATES
 from .mdparse import parse, top_level_blocks
 
@@ -67,15 +67,15 @@ def render_site(markdown: str, doc: Document, target: Path) -> None:
               "label": lambda key, **values: label_in(doc.langs, key, **values),
               "lang_name": lambda lang: label(lang if lang != "bi" else "zh", f"site_lang_{lang}"),
               "css": _css(), "script": _script(), "topics": topics,
+              "html_lang": html_lang(doc.langs[0]),
               "stamp": [Markup(_inline_html(line)) for line in doc.stamp_lines]}
-    html_lang = "zh-CN" if doc.langs[0] == "zh" else "en"
     page = _templates().get_template("site-page.html.j2")
     (target / "index.html").write_text(
-        page.render(common, page_name="index.html", html_lang=html_lang, current=None),
+        page.render(common, page_name="index.html", current=None),
         encoding="utf-8")
     for key, section, views in topics:
         (target / f"{key}.html").write_text(
-            page.render(common, page_name=f"{key}.html", html_lang=html_lang,
+            page.render(common, page_name=f"{key}.html",
                         current=(key, section, views)), encoding="utf-8")
     write_text_atomic(target.parent / "index.html", _templates().get_template(
         "site-root.html.j2").render(site_langs=SITE_LANGS, css=_css(),
