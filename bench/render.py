@@ -37,6 +37,7 @@ from ptbank.render.html import render_html  # noqa: E402
 from ptbank.render.html import highlight_code  # noqa: E402
 from ptbank.render import questions  # noqa: E402
 from ptbank.render.pdf import render_pdf  # noqa: E402
+from ptbank.render.pdf_parts import PART_CHARS  # noqa: E402
 from ptbank.verify import verify_bank  # noqa: E402
 
 PEAK_PDF = """
@@ -48,18 +49,43 @@ from ptbank.pipeline import bank_document
 from ptbank.render.pdf import render_pdf
 from ptbank.verify import verify_bank
 
+content, level, lang, target, part_chars, copies = sys.argv[2:8]
+
 
 def high_water_kib():  # VmHWM: this process's own peak (ru_maxrss carries the parent's over fork)
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
 
 
-bank = load_bank(Path(sys.argv[2]))
-doc, markdown = bank_document(bank, sys.argv[3], sys.argv[4], True, [verify_bank(bank, progress=False)])
+bank = load_bank(Path(content))
+if int(copies) > 1:  # the bank's questions over again, as a longer bank would be
+    bank = bank.model_copy(update={"questions": tuple(
+        q if n == 0 else q.model_copy(update={"id": f"{q.id}-{n}"})
+        for q in bank.questions for n in range(int(copies)))})
+reports = [verify_bank(bank, progress=False)] if int(copies) == 1 else None
+doc, markdown = bank_document(bank, level, lang, True, reports)
 before = high_water_kib()
-render_pdf(markdown, doc, Path(sys.argv[5]))
+render_pdf(markdown, doc, Path(target), part_chars=int(part_chars))
 print(before, high_water_kib())
 """
+WHOLE = 10 ** 12
+"""A part budget no document reaches: laid out at once, as before pdf_parts.py."""
+
+
+def peak_pdf(content: Path, level: str, lang: str, part_chars: int, copies: int = 1):
+    """(pages, MiB before rendering, peak MiB, seconds) of a fresh process printing one PDF."""
+    from pypdf import PdfReader
+
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "peak.pdf"
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", PEAK_PDF, str(ROOT), str(content), level,
+                               lang, str(target), str(part_chars), str(copies)],
+                              capture_output=True, text=True, check=True)
+        seconds = time.perf_counter() - started
+        before_kb, peak_kb = map(int, done.stdout.split())
+        pages = len(PdfReader(target).pages)
+        return pages, before_kb / 1024, peak_kb / 1024, seconds, target.stat().st_size / pages
 
 
 def timed(fn) -> float:
@@ -74,8 +100,18 @@ def main() -> None:
     parser.add_argument("--level", default="all")
     parser.add_argument("--lang", default="zh")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--copies", type=int, default=1,
+                        help="peak memory of the bank's questions this many times over "
+                             "(2 gives the whole bank's answer key about 1100 pages)")
+    parser.add_argument("--memory-only", action="store_true",
+                        help="only the peak memory of one PDF, in parts and whole")
     args = parser.parse_args()
 
+    peaks = {name: peak_pdf(args.content, args.level, args.lang, chars, args.copies)
+             for name, chars in (("in parts", PART_CHARS), ("whole", WHOLE))}
+    if args.memory_only:
+        _print_peaks(peaks, args.copies)
+        return
     bank = load_bank(args.content)
     report = verify_bank(bank, progress=False)  # cached after `make verify`
     started = time.perf_counter()
@@ -93,11 +129,6 @@ def main() -> None:
         pages = len(HTML(string=html, base_url=tmp).render().pages)
         size_kb = ours_pdf.stat().st_size / 1024
 
-    with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run([sys.executable, "-c", PEAK_PDF, str(ROOT), str(args.content),
-                               args.level, args.lang, str(Path(tmp) / "peak.pdf")],
-                              capture_output=True, text=True, check=True)
-        before_kb, peak_kb = map(int, done.stdout.split())
     site, decks, site_warm, decks_warm = [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         questions.STORE = Path(tmp) / "render"  # not the user's build/cache/render
@@ -116,9 +147,7 @@ def main() -> None:
     print(f"pages                      {pages:8d}")
     print(f"pages per second           {pages / best_ours:8.2f}")
     print(f"KB per page                {size_kb / pages:8.1f}     (target <= 30; {size_kb:.0f} KB)")
-    print(f"peak memory, PDF process   {peak_kb / 1024:8.0f} MiB (before rendering: "
-          f"{before_kb / 1024:.0f} MiB)")
-    print(f"peak memory per page       {(peak_kb - before_kb) / pages:8.0f} KiB")
+    _print_peaks(peaks, args.copies)
     print(f"DOCX                       {min(docx):8.2f} s")
     for name, cold, warm in (("site, zh + en + bi       ", site, site_warm),
                              ("decks, 4 levels x 3 langs", decks, decks_warm)):
@@ -126,6 +155,17 @@ def main() -> None:
               "render cache empty; target < 3)")
         print(f"{' ' * len(name)}  {min(warm):8.2f} s   (median {statistics.median(warm):.2f}; "
               "questions rendered by an earlier build)")
+
+
+def _print_peaks(peaks: dict, copies: int) -> None:
+    times = f", the bank {copies} times over" if copies > 1 else ""
+    for name, (pdf_pages, before, peak, seconds, page_bytes) in peaks.items():
+        print(f"peak memory, laid out {name:8s} {peak:6.0f} MiB for {pdf_pages} pages{times} "
+              f"({(peak - before) * 1024 / pdf_pages:.0f} KiB per page; {before:.0f} MiB "
+              f"before rendering; {seconds:.0f} s; {page_bytes / 1024:.1f} KB per page of "
+              "PDF; target < 2048 MiB at 1000 pages)")
+    whole, parts = peaks["whole"][2], peaks["in parts"][2]
+    print(f"peak memory ratio, parts / whole {parts / whole:6.2f}")
 
 
 def _empty_caches(disk: bool) -> None:

@@ -36,6 +36,10 @@ PDF_BYTES_PER_CHAR = 1536
 1.2 KiB (the advanced answer key in English: 866 K characters, 356 pages, 1085 MiB at peak;
 bench/render.py prints it per page). WeasyPrint holds every laid-out page until it writes."""
 PDF_BASE_BYTES = 200 << 20
+PDF_PEAK_BYTES_MAX = 3 << 29
+"""No PDF process needs more (1.5 GiB): a long one is laid out in parts (render/pdf_parts.py).
+The whole bank's zh answer key twice over (1136 pages) peaked at 1186 MiB in parts and
+3364 MiB laid out whole (bench/render.py --memory-only --copies 2)."""
 MEMORY_HEADROOM = 1 << 30
 
 
@@ -45,7 +49,7 @@ def pdf_workers(stale: list[Artifact], wanted: int) -> int:
     pdfs = sorted((len(a.markdown) for a in stale if a.format == "pdf"), reverse=True)
     if not pdfs:
         return 1
-    need = PDF_BASE_BYTES + PDF_BYTES_PER_CHAR * pdfs[0]
+    need = min(PDF_BASE_BYTES + PDF_BYTES_PER_CHAR * pdfs[0], PDF_PEAK_BYTES_MAX)
     fits = (available_memory() - MEMORY_HEADROOM) // need
     return max(1, min(wanted, len(pdfs), fits))
 

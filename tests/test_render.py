@@ -184,7 +184,8 @@ def test_docx_answer_space_is_ruled_rows_kept_with_the_question(answer_spaces: P
     box = document.tables[0]
     assert len(box.rows) == 20 and box.rows[0].cells[0].text == "作答区"
     keep = [row.cells[0].paragraphs[0].paragraph_format.keep_with_next for row in box.rows]
-    assert keep[:2] == [True, True] and not any(keep[2:])
+    assert keep[:2] == [True, True] and not any(keep[2:-3]), "the first rows stay together"
+    assert keep[-3:] == [True, True, False], "so do the last: a box runs on by a few rows"
     body = list(document.paragraphs)
     heading = next(i for i, p in enumerate(body)
                    if p.text == "1.1 长作答第 1 题" and p.style.name == "Heading 3")
@@ -520,7 +521,8 @@ def test_pdf_workers_are_bounded_by_available_memory(monkeypatch):
 
     big = [Artifact(Path(f"/tmp/{n}.pdf"), "pdf", "x" * 1_000_000, None) for n in range(4)]
     small = Artifact(Path("/tmp/s.md"), "md", "x", None)
-    need = workers.PDF_BASE_BYTES + workers.PDF_BYTES_PER_CHAR * 1_000_000
+    need = min(workers.PDF_BASE_BYTES + workers.PDF_BYTES_PER_CHAR * 1_000_000,
+               workers.PDF_PEAK_BYTES_MAX)
     monkeypatch.setattr(workers, "available_memory", lambda: 24 << 30)
     assert workers.pdf_workers(big + [small], wanted=2) == 2
     assert workers.pdf_workers(big, wanted=16) == 4, "no more workers than PDFs"
@@ -543,3 +545,39 @@ def test_only_long_code_blocks_may_run_on_to_the_next_page():
     assert 'class="code highlight long"' in block(LONG_CODE_LINES + 2)
     css = (Path(__file__).resolve().parents[1] / "templates" / "print.css").read_text("utf-8")
     assert re.search(r"pre\.code\.long \{ break-inside: auto;", css)
+
+
+def test_an_answer_box_runs_on_to_the_next_page_by_a_few_lines_never_one():
+    """Wherever the page ends, a box cut in two keeps at least ANSWER_LINES_KEPT lines on
+    each side (a box one line over left a sliver at the top of the next page)."""
+    from weasyprint import HTML
+
+    from ptbank.render.document import Document
+    from ptbank.render.html import markdown_to_html_body, print_page
+    from ptbank.render.mdparse import ANSWER_LINES_KEPT
+    from ptbank.stamp import Stamp
+
+    doc = Document(title="T", subtitle="", langs=("en",), answers=False, stamp=Stamp(draft=True),
+                   version="1", date="2025-11-30", sections=[])
+    cut_boxes = 0
+    for filler in range(6, 30):
+        md = "".join(f"Line {n} of filler.\n\n" for n in range(filler))
+        md += "### Q\n\n*meta*\n\nText.\n\n<!-- ptbank:answer-space 10 -->\n"
+        pages = HTML(string=print_page(markdown_to_html_body(md, ["en"]), doc)).render().pages
+        per_page = [sum(1 for box in _descendants(page._page_box)
+                        if getattr(box, "element", None) is not None
+                        and box.element.get("class") == "line"
+                        and type(box).__name__ == "BlockBox")
+                    for page in pages]
+        lines_on = [n for n in per_page if n]
+        assert sum(lines_on) == 20
+        if len(lines_on) > 1:
+            cut_boxes += 1
+            assert min(lines_on) >= ANSWER_LINES_KEPT, (filler, per_page)
+    assert cut_boxes >= 3, "some filler lengths must cut the box"
+
+
+def _descendants(box):
+    yield box
+    for child in getattr(box, "children", ()):
+        yield from _descendants(child)

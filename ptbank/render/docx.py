@@ -229,18 +229,21 @@ class _Writer:
         _fit_columns(table, rows)
 
     def _answer_space(self, minutes: int, code: bool = False) -> None:
-        """Ruled rows in a box. The question and the first rows keep together; the rest may run
-        on to the next page (an empty one-row box would move whole and strand the question).
+        """Ruled rows in a box. The question and the first rows keep together, and so do the
+        last rows; the box may run on to the next page between them (an empty one-row box
+        would move whole and strand the question).
         A coding task's rows are closer and numbered, in the code font."""
         self._keep_question_with_next()
-        table = self.document.add_table(rows=answer_space_lines(minutes, code), cols=1)
+        rows = answer_space_lines(minutes, code)
+        table = self.document.add_table(rows=rows, cols=1)
         _ruled_box(table)
         for number, row in enumerate(table.rows):
             row.height = Cm(CODE_LINE_CM if code else ANSWER_LINE_CM)
             row.height_rule = WD_ROW_HEIGHT_RULE.EXACTLY
             paragraph = row.cells[0].paragraphs[0]
             paragraph.style = self.document.styles[S.ANSWER_SPACE]
-            paragraph.paragraph_format.keep_with_next = number < ANSWER_LINES_KEPT - 1
+            paragraph.paragraph_format.keep_with_next = (  # the first rows, and the last
+                number < ANSWER_LINES_KEPT - 1 or rows - ANSWER_LINES_KEPT <= number < rows - 1)
             if code:
                 numeral = paragraph.add_run(f"{number + 1:>2}  ")
                 numeral.font.name = S.CODE_FONT

@@ -6,8 +6,10 @@ print CSS live beside the other templates (templates/page.html.j2, templates/pri
 from __future__ import annotations
 
 import io
+import re
+from dataclasses import dataclass
 from functools import lru_cache
-from html import escape
+from html import escape, unescape
 from urllib.parse import unquote
 
 import jinja2
@@ -105,8 +107,9 @@ class _PrintRenderer(RendererHTML):
         return softbreak_joiner(before, after)
 
     def ptbank_answer_space(self, tokens, idx, options, env) -> str:
-        """A box of ruled lines; the first few are kept with the question (see print.css).
-        A coding task's box is a grid of numbered rows."""
+        """A box of ruled lines; the first few are kept with the question and the last few
+        together (see print.css), so a box that runs on to the next page takes a few lines
+        there, not a sliver of one. A coding task's box is a grid of numbered rows."""
         code = tokens[idx].meta["code"]
         lines = answer_space_lines(tokens[idx].meta["minutes"], code)
 
@@ -116,10 +119,15 @@ class _PrintRenderer(RendererHTML):
             numeral = f'<span class="number">{number}</span>' if code else ""
             return f'<div class="line">{numeral}{caption}</div>'
 
-        kept = "".join(line(n) for n in range(1, ANSWER_LINES_KEPT + 1))
-        rest = "".join(line(n) for n in range(ANSWER_LINES_KEPT + 1, lines + 1))
+        def kept(first: int, last: int) -> str:
+            return f'<div class="kept">{"".join(line(n) for n in range(first, last + 1))}</div>'
+
+        head = min(ANSWER_LINES_KEPT, lines)
+        tail = max(head + 1, lines - ANSWER_LINES_KEPT + 1)  # a box runs on by a few lines,
+        middle = "".join(line(n) for n in range(head + 1, tail))  # never by one
+        end = kept(tail, lines) if tail <= lines else ""
         kind = "answer-space code" if code else "answer-space"
-        return f'<div class="{kind}"><div class="kept">{kept}</div>{rest}</div>\n'
+        return f'<div class="{kind}">{kept(1, head)}{middle}{end}</div>\n'
 
 
 def markdown_to_html_body(markdown: str, langs: tuple[str, ...] | list[str]) -> str:
@@ -129,33 +137,53 @@ def markdown_to_html_body(markdown: str, langs: tuple[str, ...] | list[str]) -> 
     question never starts at the bottom of a page; where room to write follows (questions-only
     editions), the whole question text does, and the room's first lines stay with it.
     """
+    return "".join(piece for chapter in markdown_to_html_chapters(markdown, langs)
+                   for piece in chapter)
+
+
+def markdown_to_html_chapters(markdown: str,
+                              langs: tuple[str, ...] | list[str]) -> list[list[str]]:
+    """The body HTML cut where a page break is certain: a chapter per h2 (print.css breaks
+    the page before each), the first holding what precedes the first h2. Each chapter is a
+    list of pieces: its start, then one per question section, so a PDF laid out in parts
+    (pdf_parts.py) can also cut between questions."""
     tokens = parse(markdown)
     renderer = _renderer()
     env: dict = {"write_here": label_in(langs, "write_here")}
-    out: list[str] = []
+    chapters: list[list[str]] = [[]]
+    piece: list[str] = []
     in_question = False
+
+    def cut(new_chapter: bool) -> None:
+        nonlocal piece, in_question
+        if in_question:
+            piece.append("</section>\n")
+            in_question = False
+        if piece:
+            chapters[-1].append("".join(piece))
+            piece = []
+        if new_chapter and chapters[-1]:
+            chapters.append([])
+
     blocks = top_level_blocks(tokens)
     i = 0
     while i < len(blocks):
         block = blocks[i]
         head = block[0]
         if head.type == "heading_open" and head.tag in ("h1", "h2", "h3"):
-            if in_question:
-                out.append("</section>\n")
-                in_question = False
+            cut(new_chapter=head.tag == "h2")
             if head.tag == "h3":
                 keep = blocks[i:_end_of_question_text(blocks, i)]
-                out.append('<section class="question"><div class="keep">\n')
-                out.extend(renderer.render(b, parser().options, env) for b in keep)
-                out.append("</div>\n")
+                piece.append('<section class="question"><div class="keep">\n')
+                piece.extend(renderer.render(b, parser().options, env) for b in keep)
+                piece.append("</div>\n")
                 in_question = True
                 i += len(keep)
                 continue
-        out.append(renderer.render(block, parser().options, env))
+        piece.append(renderer.render(block, parser().options, env))
         i += 1
-    if in_question:
-        out.append("</section>\n")
-    return "".join(out)
+    cut(new_chapter=False)
+    return chapters
 
 
 def _end_of_question_text(blocks: list[list], start: int) -> int:
@@ -199,8 +227,30 @@ def _css_string(text: str) -> Markup:
     return Markup(escaped)
 
 
+@dataclass(frozen=True)
+class PageLayer:
+    """What one WeasyPrint layout of a document draws. The whole document at once draws
+    everything; laid out in parts (pdf_parts.py), each part draws the running header, only
+    the part that opens with the title page has its :first rule, the contents take their
+    numbers from `data-page` attributes (their targets lie in other parts), and the page
+    numbers are a layer of their own, drawn once the total is known."""
+
+    header: bool = True
+    footer: bool = True
+    title_page: bool = True
+    toc_numbers_given: bool = False
+
+
+WHOLE = PageLayer()
+
+
 def render_html(markdown: str, doc: Document) -> str:
-    """The full HTML page WeasyPrint prints."""
+    """The whole document as one HTML page, as WeasyPrint prints it when not in parts."""
+    return print_page(markdown_to_html_body(markdown, doc.langs), doc)
+
+
+def print_page(body: str, doc: Document, layer: PageLayer = WHOLE) -> str:
+    """The HTML page around `body` (print HTML of some or all of `doc`)."""
     pygments_css, css = _stylesheets()
     before, middle, after = page_label_parts(doc.langs[0])
     return _page_template().render(
@@ -208,8 +258,20 @@ def render_html(markdown: str, doc: Document) -> str:
         page_label_before=_css_string(before), page_label_middle=_css_string(middle),
         page_label_after=_css_string(after),
         doc=doc,
+        layer=layer,
         lang=html_lang(doc.langs[0]),
         css=css,
         pygments_css=pygments_css,
-        body=Markup(markdown_to_html_body(markdown, doc.langs)),
+        body=Markup(body),
     )
+
+
+_IN_DOCUMENT_LINK = re.compile(r'<a href="#([^"]*)"')
+
+
+def with_page_numbers(body: str, page_of: dict[str, int]) -> str:
+    """`body` with `data-page="N"` on each in-document link whose target is in `page_of`."""
+    def numbered(found: re.Match) -> str:
+        page = page_of.get(unescape(found.group(1)))
+        return found.group(0) if page is None else f'{found.group(0)} data-page="{page}"'
+    return _IN_DOCUMENT_LINK.sub(numbered, body)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..errors import PtbankError
 from .document import Document
-from .html import render_html
+from .html import markdown_to_html_chapters, print_page
+from .pdf_parts import PART_CHARS, plan_parts, render_in_parts
 
 _NOTDEF = re.compile(r'\.notdef glyph rendered for Unicode string unsupported by fonts: "(.*)"', re.S)
 
@@ -45,21 +46,34 @@ def _collect_missing_glyphs():
         logger.removeHandler(collector)
 
 
-def render_pdf(markdown: str, doc: Document, target: Path) -> None:
+def render_pdf(markdown: str, doc: Document, target: Path,
+               part_chars: int = PART_CHARS) -> None:
     """Write the PDF of `markdown` to `target`; raise if any character printed as tofu.
 
-    The caller writes to a temporary path (see atomic.py), so a refused PDF never lands.
+    A bank longer than `part_chars` characters of HTML is laid out in parts and merged
+    (pdf_parts.py), so that its memory stays that of a part. The caller writes to a temporary
+    path (see atomic.py), so a refused PDF never lands.
     """
-    from weasyprint import HTML  # heavy: imported only when a PDF is built
-
-    html = render_html(markdown, doc)
+    chapters = markdown_to_html_chapters(markdown, doc.langs)
     timestamp = f"{doc.date}T00:00:00Z"  # fixed dates: the same inputs give the same bytes
-    with _collect_missing_glyphs() as missing:  # WeasyPrint reports them while writing
-        document = HTML(string=html, base_url=str(target.parent),
-                        url_fetcher=_fetch_nothing).render()
+
+    def layout(html: str):
+        from weasyprint import HTML  # heavy: imported only when a PDF is built
+        return HTML(string=html, base_url=str(target.parent), url_fetcher=_fetch_nothing).render()
+
+    def write(document) -> bytes:
         document.metadata.created = timestamp
         document.metadata.modified = timestamp
-        document.write_pdf(target)
+        return document.write_pdf()
+
+    with _collect_missing_glyphs() as missing:  # WeasyPrint reports them while writing
+        parts = plan_parts(chapters[2:], part_chars) if doc.kind == "bank" else []
+        if len(parts) > 1:  # the front (title page, contents) is laid out after the rest
+            pdf = render_in_parts([*chapters[0], *chapters[1]], parts, doc, layout, write)
+        else:
+            body = "".join(piece for chapter in chapters for piece in chapter)
+            pdf = write(layout(print_page(body, doc)))
+        target.write_bytes(pdf)
     if missing:
         raise MissingGlyphError(_describe_missing(missing, doc))
 

@@ -1,0 +1,138 @@
+"""A long PDF laid out in parts and merged (render/pdf_parts.py) prints as the whole would."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageChops
+from pypdf import PdfReader
+
+from ptbank.loader import load_bank
+from ptbank.pipeline import bank_document
+from ptbank.render.html import markdown_to_html_chapters
+from ptbank.render.pdf import render_pdf
+from ptbank.render.pdf_parts import plan_parts
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+EPOCH = "1764460800"
+
+
+@pytest.fixture(scope="module")
+def whole_and_parts(tmp_path_factory) -> dict:
+    """The render fixture's bilingual answer key laid out whole, and in parts of one chapter
+    (the title page and contents, then each topic), with every WeasyPrint layout counted."""
+    import weasyprint
+
+    out = tmp_path_factory.mktemp("parts")
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    bank = load_bank(FIXTURES / "render")
+    doc, markdown = bank_document(bank, "all", "bi", True, None)
+    chapters = markdown_to_html_chapters(markdown, doc.langs)
+    biggest = max(sum(map(len, chapter)) for chapter in chapters[2:])
+    laid_out: dict[str, list[int]] = {"whole": [], "parts": [], "again": []}
+    render = weasyprint.HTML.render
+    result = {"chapters": len(chapters)}
+    try:
+        for name, part_chars in (("whole", 10 ** 12), ("parts", biggest), ("again", biggest)):
+            monkeypatch.setattr(weasyprint.HTML, "render", lambda self, *a, _n=name, **k: (
+                laid_out[_n].append(1), render(self, *a, **k))[1])
+            render_pdf(markdown, doc, out / f"{name}.pdf", part_chars=part_chars)
+            result[name] = out / f"{name}.pdf"
+    finally:
+        monkeypatch.undo()
+    result["layouts"] = {name: len(calls) for name, calls in laid_out.items()}
+    return result
+
+
+def _page_texts(path: Path) -> list[str]:
+    text = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    return text.split("\f")
+
+
+def test_a_long_document_is_laid_out_in_parts(whole_and_parts):
+    topics = whole_and_parts["chapters"] - 2
+    assert topics >= 2, "the fixture needs two topics to cut between"
+    assert whole_and_parts["layouts"]["whole"] == 1
+    # a part per topic, the front laid out twice (its numbers settle), the page numbers once
+    assert whole_and_parts["layouts"]["parts"] == topics + 3
+
+
+def test_parts_merged_print_the_same_pages_as_the_whole(whole_and_parts, tmp_path: Path):
+    whole, parts = whole_and_parts["whole"], whole_and_parts["parts"]
+    assert _page_texts(parts) == _page_texts(whole), (
+        "same text on every page: running header, 'page X of Y', contents' page numbers")
+    for name in ("whole", "parts"):
+        subprocess.run(["pdftoppm", "-png", "-r", "60", str(whole_and_parts[name]),
+                        str(tmp_path / name)], check=True)
+    shots = sorted(tmp_path.glob("whole-*.png"))
+    assert len(shots) == len(PdfReader(whole).pages) >= 4
+    for shot in shots:
+        other = tmp_path / shot.name.replace("whole-", "parts-")
+        difference = ImageChops.difference(Image.open(shot).convert("RGB"),
+                                           Image.open(other).convert("RGB"))
+        assert difference.getbbox() is None, f"page {shot.stem} looks different"
+
+
+def test_parts_merged_give_the_same_bytes_from_the_same_inputs(whole_and_parts):
+    assert whole_and_parts["parts"].read_bytes() == whole_and_parts["again"].read_bytes()
+
+
+def test_parts_merged_keep_links_outline_and_metadata(whole_and_parts):
+    readers = {name: PdfReader(whole_and_parts[name]) for name in ("whole", "parts")}
+
+    def outline(reader, items=None, depth=0):
+        rows = []
+        for item in reader.outline if items is None else items:
+            if isinstance(item, list):
+                rows += outline(reader, item, depth + 1)
+            else:
+                rows.append((depth, item.title, reader.get_destination_page_number(item),
+                             round(float(item.top), 1)))
+        return rows
+
+    def destinations(reader):
+        return {name: (reader.get_destination_page_number(d), round(float(d.top), 1))
+                for name, d in reader.named_destinations.items()}
+
+    def links(reader):
+        return [sorted((str(a.get_object()["/Dest"]),
+                        tuple(round(float(v), 1) for v in a.get_object()["/Rect"]))
+                       for a in page.get("/Annots", []))
+                for page in reader.pages]
+
+    whole, parts = readers["whole"], readers["parts"]
+    assert len(outline(whole)) > 5
+    assert outline(parts) == outline(whole)
+    assert destinations(parts) == destinations(whole)
+    assert sum(map(len, links(whole))) > 5, "the contents link to every question"
+    assert links(parts) == links(whole)
+    assert parts.metadata == whole.metadata
+    assert parts.trailer["/Root"]["/Lang"] == whole.trailer["/Root"]["/Lang"]
+
+
+def test_parts_are_whole_chapters_unless_one_is_longer_than_a_part():
+    chapters = [["a" * 30, "b" * 30], ["c" * 10], ["d" * 50, "e" * 50, "f" * 10], ["g" * 5]]
+    parts = plan_parts(chapters, part_chars=70)
+    assert [piece for part in parts for piece in part] == [p for c in chapters for p in c]
+    assert parts == [["a" * 30, "b" * 30, "c" * 10], ["d" * 50], ["e" * 50, "f" * 10, "g" * 5]]
+    assert plan_parts([["x" * 500]], part_chars=70) == [["x" * 500]], "a piece is never cut"
+    assert plan_parts([], part_chars=70) == [[]]
+
+
+def test_a_long_pdf_counts_as_a_part_when_the_build_sizes_its_workers(monkeypatch):
+    """Laid out in parts, the longest answer key needs no more memory than a part: the build
+    may run two of them at once where available memory holds two parts."""
+    from ptbank import workers
+    from ptbank.artifacts import Artifact
+
+    huge = [Artifact(Path(f"/tmp/{n}.pdf"), "pdf", "x" * 20_000_000, None) for n in range(2)]
+    monkeypatch.setattr(workers, "available_memory",
+                        lambda: workers.MEMORY_HEADROOM + 2 * workers.PDF_PEAK_BYTES_MAX)
+    assert workers.pdf_workers(huge, wanted=2) == 2
+    monkeypatch.setattr(workers, "available_memory",
+                        lambda: workers.MEMORY_HEADROOM + workers.PDF_PEAK_BYTES_MAX)
+    assert workers.pdf_workers(huge, wanted=2) == 1
