@@ -212,7 +212,9 @@ def _verify(commands) -> None:
                  "The verification record (content/verification-record.jsonl) lets `build` and\n"
                  "`sheet` skip what the release verified; `verify` itself never uses it. After\n"
                  "a passing run, --record rewrites it for the builds that ran; --check-record\n"
-                 "fails when it claims anything this run does not confirm (CI runs it).\n"
+                 "fails when it claims anything this run does not confirm (CI runs it). Both\n"
+                 "rest on this machine's runs alone: a verdict `ptbank cache import` brought\n"
+                 "in is run again here for them.\n"
                  "Exit status 0 only when every snippet that can run here passes.")
     _content_option(p)
     _build_options(p)
@@ -291,7 +293,9 @@ def _cache(commands) -> None:
                  "ptbank cache import FILE...   where FILE is `ptbank verify --junit` output\n"
                  "or a cache folder (build/cache/verify) copied from another machine, e.g. a\n"
                  "GPU runner that ran the snippets this machine skips. A verdict counts here\n"
-                 "only for the same code under the same torch, Python and module versions.")
+                 "only for the same code under the same torch, Python and module versions;\n"
+                 "reports and stamps say it was imported, not run here, and `verify --record`\n"
+                 "and `--check-record` never count it.")
     actions = p.add_subparsers(title="actions", metavar="ACTION", required=True)
     imp = actions.add_parser("import", help="merge JUnit reports or cache folders")
     imp.add_argument("sources", nargs="+", type=Path, metavar="FILE")

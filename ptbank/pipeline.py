@@ -109,11 +109,14 @@ def verification_gate(bank: Bank, *, draft: bool, jobs: int | None, sandbox: boo
 def _verified_line(report) -> str:
     counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts.items()) if n)
     recorded = sum(bool(r.recorded) for r in report.results)
-    cached = sum(r.cached for r in report.results)
+    cached = sum(r.cached and not r.imported_from for r in report.results)
+    imported = sum(bool(r.imported_from) for r in report.results)
     ran = sum(not (r.recorded or r.cached or r.status.value == "skipped")
               for r in report.results)
+    elsewhere = f"{imported} imported (not run here), " if imported else ""
     return (f"verified: {counts} ({recorded} by the release record, {cached} from cache, "
-            f"{ran} run here) in {report.elapsed:.1f} s, torch {report.torch_version}")
+            f"{elsewhere}{ran} run here) in {report.elapsed:.1f} s, "
+            f"torch {report.torch_version}")
 
 
 def _require_passing(report) -> None:

@@ -23,8 +23,9 @@ def _build_stamp(report, requires: dict) -> BuildStamp:
     skipped_needs = tuple(", ".join(requires[(r.question_id, r.snippet_id)]) or "?"
                           for r in results if r.status.value == "skipped")
     recorded = [r.recorded for r in results if r.recorded]
+    imported = sum(r.status.value == "passed" and bool(r.imported_from) for r in results)
     return BuildStamp(passed=sum(r.status.value == "passed" for r in results),
                       total=len(results), torch=report.torch_version,
                       python=report.python_version, skipped_needs=skipped_needs,
                       sandboxed=report.sandboxed, recorded=len(recorded),
-                      recorded_on=max(recorded, default=""))
+                      recorded_on=max(recorded, default=""), imported=imported)

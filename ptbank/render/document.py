@@ -30,13 +30,18 @@ class BuildStamp:
     """Passes the committed verification record vouched for instead of a run here."""
     recorded_on: str = ""
     """The date of that record."""
+    imported: int = 0
+    """Passes reached on another machine and brought in by `ptbank cache import`: not run
+    here, and said so beside the count."""
 
     def line(self, lang: str) -> str:
         text = label(lang, "stamp", passed=self.passed, total=self.total,
                      torch=self.torch, python=self.python)
         if self.recorded:
             text += label(lang, "stamp_recorded", recorded=self.recorded, date=self.recorded_on,
-                          here=self.passed - self.recorded)
+                          here=self.passed - self.recorded - self.imported)
+        if self.imported:
+            text += label(lang, "stamp_imported", imported=self.imported)
         if self.skipped_needs:
             needs = ", ".join(sorted(set(self.skipped_needs)))
             text += label(lang, "stamp_skipped", skipped=len(self.skipped_needs), needs=needs)

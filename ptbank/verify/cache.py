@@ -6,6 +6,10 @@ torch), the Python version, the verifier version, and the installed versions of 
 a snippet requires or imports. One JSON file per key, written atomically, so concurrent runs
 never corrupt an entry (the last writer wins).
 
+A verdict brought in by `ptbank cache import` (imports.py) keeps where it came from
+(`imported_from`): every view of a report says it was not run here, and `verify --record` and
+`--check-record` never count it (they run that snippet here instead).
+
 Beside the verdicts, `timings.json` keeps each snippet's last duration by id, so that a changed
 snippet (new key) is still scheduled by how heavy it was.
 """
@@ -81,6 +85,7 @@ class _CacheEntry(BaseModel):
     reason: str = ""
     warnings: list[str] = []
     grew_mb: int | None = None
+    imported_from: str = ""
 
 
 class ResultCache:
@@ -99,7 +104,7 @@ class ResultCache:
             return None
         return SnippetResult(question_id, snippet_id, entry.status, entry.duration, entry.reason,
                              tuple(entry.warnings), cached=True, where=where, key=key,
-                             grew_mb=entry.grew_mb)
+                             grew_mb=entry.grew_mb, imported_from=entry.imported_from)
 
     def put(self, key: str, result: SnippetResult) -> None:
         if result.status not in CACHEABLE or result.cached:
@@ -107,6 +112,8 @@ class ResultCache:
         entry = {"status": result.status.value, "duration": round(result.duration, 3),
                  "reason": result.reason, "warnings": list(result.warnings),
                  "grew_mb": result.grew_mb}
+        if result.imported_from:  # `ptbank cache import`'s: another machine's, not run here
+            entry["imported_from"] = result.imported_from
         self._write(f"{key}.json", json.dumps(entry))  # ASCII: any text at all encodes
 
     def timings(self) -> dict[str, float]:

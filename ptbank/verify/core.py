@@ -46,8 +46,8 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
                 use_cache: bool = True, cache_dir: Path = DEFAULT_CACHE,
                 progress: bool = True, head_start: HeadStart | None = None,
                 interpreter: Interpreter | None = None, sandbox: bool = True,
-                sandbox_writable: tuple[Path, ...] = (), record: Record | None = None
-                ) -> VerifyReport:
+                sandbox_writable: tuple[Path, ...] = (), record: Record | None = None,
+                imported: bool = True) -> VerifyReport:
     """Verify the bank's snippets (or those named in `only`) and return the typed report.
 
     `interpreter` is the torch build to verify under (default: the one ptbank runs under).
@@ -57,6 +57,9 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
     harness's, where its snippets count their runs).
     `record`: the committed verification record; a snippet it vouches for under exactly this
     build is not run (build and sheet use it; `ptbank verify` never does).
+    `imported`: whether verdicts brought into the cache by `ptbank cache import` count; without
+    it (`verify --record`, `--check-record`) those snippets run here, and their own verdicts
+    replace the imported ones.
     """
     began = time.perf_counter()
     if sandbox:
@@ -75,7 +78,7 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
                 key=target.key, recorded=vouched.recorded)
             continue
         hit = cache and cache.get(target.key, target.question_id, target.snippet.id, target.where)
-        if hit:
+        if hit and (imported or not hit.imported_from):
             results[target.name] = hit
     slots = max(1, jobs or len(os.sched_getaffinity(0)))
     todo = [t for t in targets if t.name not in results]

@@ -5,6 +5,11 @@ its `ptbank verify --junit` report or its cache folder. Every verdict is stored 
 key it was reached with: the code, its expectations and the torch, Python and module versions
 of that runner. So an imported verdict is used here only for the same code under the same
 builds, and a snippet that changed since runs again.
+
+Nothing vouches for such a file (a testcase without <failure> reads as a pass, and a cache key
+is computed from public data), so each imported verdict keeps where it came from
+(`imported_from`): reports and stamps say it was not run here, and CI's `verify
+--check-record` never rests on one.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pathlib import Path
 from ..errors import PtbankError
 from .cache import ResultCache
 from .launch import DEFAULT_CACHE
+from .report import NOTES
 from .results import CACHEABLE, SnippetResult, Status
 
 _KEY = re.compile(r"^[0-9a-f]{64}$")
@@ -47,7 +53,7 @@ def import_junit(path: Path, cache: ResultCache) -> Counter:
     for case in root.iter("testcase"):
         key = next((p.get("value") for p in case.iter("property")
                     if p.get("name") == "cache_key"), None)
-        result = _case_result(case)
+        result = _case_result(case, str(path))
         if key and _KEY.match(key) and result.status in CACHEABLE:
             cache.put(key, result)
             counts[result.status.value] += 1
@@ -56,7 +62,9 @@ def import_junit(path: Path, cache: ResultCache) -> Counter:
     return counts
 
 
-def _case_result(case: ET.Element) -> SnippetResult:
+def _case_result(case: ET.Element, source: str) -> SnippetResult:
+    """The testcase's verdict, imported from `source` (or from where that report says its own
+    verdict was imported from)."""
     failure, skipped, error = (case.find(tag) for tag in ("failure", "skipped", "error"))
     if failure is not None:
         status, reason = Status.failed, failure.text or failure.get("message", "")
@@ -68,9 +76,12 @@ def _case_result(case: ET.Element) -> SnippetResult:
         status, reason = Status.passed, ""
     out = case.find("system-out")
     warnings = tuple(line for line in (out.text or "").splitlines()
-                     if line and not line.startswith("first run: ")) if out is not None else ()
+                     if line and not line.startswith(NOTES)) if out is not None else ()
+    origin = next((p.get("value") for p in case.iter("property")
+                   if p.get("name") == "imported_from"), None)
     return SnippetResult(case.get("classname", ""), case.get("name", ""), status,
-                         float(case.get("time", 0) or 0), reason, warnings)
+                         float(case.get("time", 0) or 0), reason, warnings,
+                         imported_from=origin or source)
 
 
 def import_folder(folder: Path, cache: ResultCache) -> Counter:
@@ -85,6 +96,7 @@ def import_folder(folder: Path, cache: ResultCache) -> Counter:
         if result is None:
             counts["left out"] += 1
             continue
-        cache.put(entry.stem, replace(result, cached=False))
+        cache.put(entry.stem, replace(result, cached=False,
+                                      imported_from=result.imported_from or str(folder)))
         counts[result.status.value] += 1
     return counts

@@ -6,6 +6,7 @@ snippet as verified when the record holds a pass for the same snippet key under 
 build, Python and verifier as the environment that would run it. Everything else runs here.
 `make verify` still runs every snippet, and `ptbank verify --check-record` (CI) fails when the
 record says anything a fresh run does not: the record never claims what a run would not confirm.
+Both rest on this machine's own runs: a verdict `ptbank cache import` brought in never counts.
 
 One JSON object per line, sorted, so a pull request's diff shows which snippets were
 re-verified: first one `build` line per torch build (its Python, verifier, the snippet packages
@@ -175,7 +176,8 @@ def recorded(previous: Record, bank: Bank, reports: Iterable[VerifyReport],
                                    modules=modules.get(torch, {}))
         for result in report.results:
             snippet = snippets[result.name]
-            if result.status is Status.passed and recordable(snippet):
+            if (result.status is Status.passed and recordable(snippet)
+                    and not result.imported_from):  # the record vouches for runs of its own
                 keys[(result.name, torch)] = snippet_key(snippet)
     return Record(builds, keys)
 
@@ -206,6 +208,9 @@ def disagreements(record: Record, bank: Bank, reports: Iterable[VerifyReport],
                 found.append(f"{name} (torch {torch}): recorded, but no such snippet")
             elif result is None:
                 continue  # not run this time (--only): nothing to compare
+            elif result.imported_from:
+                found.append(f"{name} (torch {torch}): its verdict was imported from "
+                             f"{result.imported_from}, not run here: the check needs its own")
             elif result.status is not Status.passed:
                 if name in claimed:
                     found.append(f"{name} (torch {torch}): recorded as passed, but it "

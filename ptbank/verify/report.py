@@ -12,6 +12,9 @@ import xml.etree.ElementTree as ET
 from .results import Status, VerifyReport, skip_tag
 
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+NOTES = ("first run: ", "imported from ")
+"""How the notes a JUnit case's system-out adds beside the warnings begin (imports.py reads the
+warnings back without them)."""
 _VERDICT_STYLE = {Status.failed: "red", Status.error: "red", Status.timeout: "magenta",
                   Status.crashed: "magenta", Status.skipped: "yellow"}
 
@@ -30,11 +33,13 @@ def summary_line(report: VerifyReport) -> str:
     second = sum(r.status is Status.passed and bool(r.first_attempt) for r in report.results)
     if second:
         parts[0] += f" ({second} on a second run)"
-    cached = sum(r.cached for r in report.results)
+    cached = sum(r.cached and not r.imported_from for r in report.results)
     from_cache = f", {cached} from cache" if cached else ""
+    imported = sum(bool(r.imported_from) for r in report.results)
+    from_elsewhere = f", {imported} imported, not run here" if imported else ""
     unconfined = "" if report.sandboxed else ", without the sandbox"
     return (f"ptbank: {', '.join(parts)} in {report.elapsed:.1f} s, "
-            f"torch {report.torch_version}{from_cache}{unconfined}")
+            f"torch {report.torch_version}{from_cache}{from_elsewhere}{unconfined}")
 
 
 def _plural(count: int, word: str) -> str:
@@ -57,16 +62,22 @@ def print_report(report: VerifyReport, console) -> None:
         table.add_column("verdict", no_wrap=True)
         table.add_column("why", overflow="fold", ratio=3)
         for result in not_passed:
-            verdict = result.status.value + ("\n(cached)" if result.cached else "")
-            why = result.reason
+            verdict = result.status.value + ("\n(imported)" if result.imported_from else
+                                             "\n(cached)" if result.cached else "")
+            why = "\n".join(filter(None, [result.reason, _imported_note(result)]))
             if result.first_attempt:
                 verdict += "\n(2nd run)"
                 why = "\n".join(filter(None, [why, f"first run: {result.first_attempt}"]))
-            style = _VERDICT_STYLE.get(result.status, "yellow" if result.first_attempt else "")
+            style = _VERDICT_STYLE.get(result.status, "yellow" if result.first_attempt
+                                       or result.imported_from else "")
             table.add_row(Text(f"{result.name}\n{result.where}"), Text(verdict, style=style),
                           Text(why))
         console.print(table)
     console.print(Text(summary_line(report), style="bold" if report.ok else "bold red"))
+
+
+def _imported_note(result) -> str:
+    return f"imported from {result.imported_from}: not run here" if result.imported_from else ""
 
 
 def _urgency(result) -> int:
@@ -96,7 +107,8 @@ def _build_json(report: VerifyReport) -> dict:
             {"question_id": r.question_id, "snippet_id": r.snippet_id, "where": r.where,
              "status": r.status.value, "duration": round(r.duration, 3), "reason": r.reason,
              "warnings": list(r.warnings), "cached": r.cached,
-             "first_attempt": r.first_attempt, "grew_mb": r.grew_mb, "key": r.key}
+             "first_attempt": r.first_attempt, "grew_mb": r.grew_mb, "key": r.key,
+             "imported_from": r.imported_from}
             for r in report.results
         ],
     }
@@ -138,9 +150,13 @@ def _suite(root: ET.Element, report: VerifyReport) -> None:
         case = ET.SubElement(suite, "testcase", {"classname": r.question_id, "name": r.snippet_id,
                                                  "time": f"{r.duration:.3f}", "file": path,
                                                  "line": line})
-        if r.key:
-            ET.SubElement(ET.SubElement(case, "properties"), "property",
-                          {"name": "cache_key", "value": r.key})
+        if r.key or r.imported_from:
+            properties = ET.SubElement(case, "properties")
+            if r.key:
+                ET.SubElement(properties, "property", {"name": "cache_key", "value": r.key})
+            if r.imported_from:
+                ET.SubElement(properties, "property",
+                              {"name": "imported_from", "value": _xml(r.imported_from)})
         first = _xml(r.reason.splitlines()[0]) if r.reason else ""
         if r.status is Status.failed:
             outcome = ET.SubElement(case, "failure", {"message": first, "type": "failed"})
@@ -151,6 +167,7 @@ def _suite(root: ET.Element, report: VerifyReport) -> None:
             outcome = ET.SubElement(case, "error", {"message": first, "type": r.status.value})
             outcome.text = _xml(r.reason)
         notes = list(r.warnings) + ([f"first run: {r.first_attempt}"] if r.first_attempt else [])
+        notes += [_imported_note(r)] if r.imported_from else []
         if notes:
             ET.SubElement(case, "system-out").text = _xml("\n".join(notes))
 

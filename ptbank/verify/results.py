@@ -70,6 +70,9 @@ class SnippetResult:
     recorded: str = ""
     """When the committed verification record vouched for it instead of a run here: the date
     of that record (record.py); else empty."""
+    imported_from: str = ""
+    """When the verdict was reached on another machine and brought into the cache by `ptbank
+    cache import`: the file or folder it came from (not run here); else empty."""
     where: str = ""
     """`path:line` of the snippet in its question file."""
     first_attempt: str = ""
@@ -130,6 +133,7 @@ class VerifyReport:
 
     @property
     def not_passed(self) -> tuple[SnippetResult, ...]:
-        """Every result the table shows: problems, skips, and passes that needed a second run."""
+        """Every result the table shows: problems, skips, passes that needed a second run, and
+        passes imported from another machine (not run here)."""
         return tuple(r for r in self.results
-                     if r.status is not Status.passed or r.first_attempt)
+                     if r.status is not Status.passed or r.first_attempt or r.imported_from)
