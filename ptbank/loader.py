@@ -1,7 +1,9 @@
 """Content folder → Bank, reporting every problem of every file in one run.
 
 Layout: `bank.yaml` and `topics.yaml` at the root, one question per YAML file below it
-(`<topic>/<id>.yaml`). Each message names file, line and field.
+(`<topic>/<id>.yaml`). Each message names file, line and field. What is read, and how much,
+is source.py's business; messages repeat a file's text only where it reads as a field name
+or as a short value (errors end up in public CI logs).
 """
 
 from __future__ import annotations
@@ -17,12 +19,12 @@ from pydantic import BaseModel, ValidationError
 from .errors import ContentError, Problem, PtbankError
 from .models import (KEBAB, SEED_ITEM, Bank, BankMeta, BankTitle, CodingSlot, LocalizedText,
                      Profile, Question, Snippet, Topic)
+from .source import LOADER, check_events, content_files, read_text
 
 BANK_FILE = "bank.yaml"
 TOPICS_FILE = "topics.yaml"
 PROFILES_FILE = "profiles.yaml"
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _KNOWN_KEYS = sorted(
     {name for model in (Question, LocalizedText, Snippet, BankMeta, BankTitle, Topic, Profile,
                         CodingSlot)
@@ -30,6 +32,10 @@ _KNOWN_KEYS = sorted(
 )
 _STR_TAG = "tag:yaml.org,2002:str"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_FIELD_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,39}")
+"""A key that may be repeated in a message: anything else is shown by its length only."""
+_QUOTED_CHARS = 24
+"""Characters of a value that a message quotes."""
 _PATTERN_MESSAGES = {
     KEBAB: "is not kebab-case (lowercase words joined by '-', e.g. view-vs-reshape)",
     SEED_ITEM: "is not a seed item (q1..q36, task-a..task-e, bonus-1..bonus-5)",
@@ -54,9 +60,11 @@ def load_bank(content: Path) -> Bank:
     problems: list[Problem] = []
     meta = _load_single(content / BANK_FILE, BankMeta, problems)
     topics = _load_topics(content / TOPICS_FILE, problems)
-    problems.extend(_misplaced_files(content))
+    files, links = content_files(content, display_path, (BANK_FILE, TOPICS_FILE, PROFILES_FILE))
+    problems.extend(links)
+    problems.extend(_misplaced_files(content, files))
     questions, sources, lines = [], {}, {}
-    for path in sorted(p for p in content.glob("*/**/*.yaml") if p.is_file()):
+    for path in _question_files(content, files):
         loaded = _load_model(path, Question, problems)
         if loaded is None:
             continue
@@ -69,7 +77,8 @@ def load_bank(content: Path) -> Bank:
             continue
         if topics is not None and question.topic not in topics:
             problems.append(Problem(shown, line_map[("topic",)], "topic",
-                                    _unknown(f"topic {question.topic!r}", question.topic, topics)
+                                    _unknown(f"topic {_quoted(question.topic)}", question.topic,
+                                             topics)
                                     + f"; {TOPICS_FILE} has: {', '.join(topics)}"))
         problems.extend(_snippet_id_problems(question, shown, line_map))
         questions.append(question)
@@ -82,14 +91,18 @@ def load_bank(content: Path) -> Bank:
                 sources=sources, lines=lines, profiles=profiles)
 
 
-def _misplaced_files(content: Path) -> list[Problem]:
+def _question_files(content: Path, files: list[Path]) -> list[Path]:
+    return [p for p in files if p.suffix == ".yaml" and p.parent != content]
+
+
+def _misplaced_files(content: Path, files: list[Path]) -> list[Problem]:
     """Files the loader would otherwise skip in silence: `.yml`, or YAML beside bank.yaml."""
     found = [Problem(display_path(p), 1, "", "question files end in .yaml, not .yml")
-             for p in sorted(content.rglob("*.yml"))]
+             for p in files if p.suffix == ".yml"]
     found += [Problem(display_path(p), 1, "",
                       "question files live in a topic folder: <topic>/<id>.yaml")
-              for p in sorted(content.glob("*.yaml"))
-              if p.name not in (BANK_FILE, TOPICS_FILE, PROFILES_FILE)]
+              for p in files if p.suffix == ".yaml" and p.parent == content
+              and p.name not in (BANK_FILE, TOPICS_FILE, PROFILES_FILE)]
     return found
 
 
@@ -129,7 +142,7 @@ def _load_topics(path: Path, problems: list[Problem]) -> dict[str, Topic] | None
     before = len(problems)
     for key, value in data.items():
         if not re.match(KEBAB, key):
-            problems.append(Problem(shown, line_map[(key,)], key,
+            problems.append(Problem(shown, line_map[(key,)], _dotted((key,)),
                                     "topic keys must be kebab-case (they name folders)"))
             continue
         try:
@@ -154,7 +167,7 @@ def _load_profiles(path: Path, topics: dict[str, Topic],
     profiles: dict[str, Profile] = {}
     for name, value in data.items():
         if not re.match(KEBAB, name):
-            problems.append(Problem(shown, line_map[(name,)], name,
+            problems.append(Problem(shown, line_map[(name,)], _dotted((name,)),
                                     "profile names must be kebab-case (`--profile NAME`)"))
             continue
         try:
@@ -167,7 +180,7 @@ def _load_profiles(path: Path, topics: dict[str, Topic],
                 problems.append(Problem(
                     shown, line_map.get((name, "topics", topic), line_map[(name,)]),
                     f"{name}.topics.{topic}",
-                    _unknown(f"topic {topic!r}", topic, topics)
+                    _unknown(f"topic {_quoted(topic)}", topic, topics)
                     + f"; {TOPICS_FILE} has: {', '.join(topics)}"))
         profiles[name] = profile
     if not data:
@@ -180,6 +193,11 @@ def _load_model(path: Path, model: type[BaseModel], problems: list[Problem]):
     if parsed is None:
         return None
     data, line_map = parsed
+    if model is Question and not set(data) & set(Question.model_fields):
+        problems.append(Problem(display_path(path), 1, "",
+                                f"none of its {len(data)} keys is a field of a question "
+                                "(id, topic, level, ...): is this a question file?"))
+        return None
     try:
         return model.model_validate(data), line_map
     except ValidationError as exc:
@@ -190,11 +208,11 @@ def _load_model(path: Path, model: type[BaseModel], problems: list[Problem]):
 def _parse(path: Path, problems: list[Problem]) -> tuple[dict, LineMap] | None:
     """Read one YAML file into (mapping with text keys, line map); None if unusable."""
     shown = display_path(path)
-    text = _read_text(path, shown, problems)
-    if text is None:
+    text = read_text(path, shown, problems)
+    if text is None or not check_events(text, shown, problems):
         return None
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        node = yaml.compose(text, Loader=LOADER)
     except yaml.MarkedYAMLError as exc:
         problems.append(_syntax_problem(shown, exc))
         return None
@@ -204,46 +222,15 @@ def _parse(path: Path, problems: list[Problem]) -> tuple[dict, LineMap] | None:
         return None
     line_map: LineMap = {}
     before = len(problems)
-    try:
-        _map_lines(node, (), line_map, shown, problems, set())
-    except RecursionError:
-        problems.append(Problem(shown, 1, "", "nested too deeply"))
+    _map_lines(node, (), line_map, shown, problems)
     if len(problems) > before:
         return None
     try:
         return _Constructor().construct_document(node), line_map
     except yaml.MarkedYAMLError as exc:
-        problems.append(Problem(shown, _line(exc.problem_mark), "", f"YAML: {exc.problem}"))
+        problems.append(Problem(shown, _line(exc.problem_mark), "",
+                                f"YAML: {_capped(exc.problem)}"))
         return None
-
-
-def _read_text(path: Path, shown: str, problems: list[Problem]) -> str | None:
-    """The file's text if it is readable, UTF-8, printable and not empty; else record why."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        problems.append(Problem(shown, 1, "", "file is missing"))
-        return None
-    except OSError as exc:
-        problems.append(Problem(shown, 1, "", f"cannot read: {exc.strerror}"))
-        return None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        problems.append(Problem(shown, line, "",
-                                f"not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start}; "
-                                "save the file as UTF-8"))
-        return None
-    bad = yaml.reader.Reader.NON_PRINTABLE.search(text)
-    if bad:
-        problems.append(Problem(shown, text.count("\n", 0, bad.start()) + 1, "",
-                                f"character U+{ord(bad.group()):04X} is not allowed in YAML"))
-        return None
-    if all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
-        problems.append(Problem(shown, 1, "", "file is empty"))
-        return None
-    return text
 
 
 def _syntax_problem(shown: str, exc: yaml.MarkedYAMLError) -> Problem:
@@ -271,29 +258,27 @@ class _Constructor(yaml.constructor.SafeConstructor):
         except ValueError as exc:
             kind = node.tag.rsplit(":", 1)[-1]
             raise yaml.constructor.ConstructorError(
-                None, None, f"{node.value!r} is read as {kind} but is not a valid one "
+                None, None, f"{_quoted(node.value)} is read as {kind} but is not a valid one "
                 f"({exc}); quote it if it is text", node.start_mark) from None
 
 
 def _map_lines(node: yaml.Node, at: tuple, line_map: LineMap, shown: str,
-               problems: list[Problem], seen_nodes: set[int]) -> None:
+               problems: list[Problem]) -> None:
     """Record the 1-based line of every key, item and literal-block line; report keys that are
-    not text or repeated (YAML keeps the last). Aliased nodes are mapped once."""
+    not text or repeated (YAML keeps the last). No node is shared: aliases were refused, and
+    nesting is bounded (source.check_events)."""
     line_map.setdefault(at, _line(node.start_mark))
-    if id(node) in seen_nodes:
-        return
-    seen_nodes.add(id(node))
     if isinstance(node, yaml.ScalarNode) and node.style == "|":
         for number in range(1, node.value.count("\n") + 2):
             line_map[at + (number,)] = _line(node.start_mark) + number
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _map_lines(item, at + (index,), line_map, shown, problems, seen_nodes)
+            _map_lines(item, at + (index,), line_map, shown, problems)
     elif isinstance(node, yaml.MappingNode):
         keys: set[str] = set()
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
-                _map_lines(value_node, at, line_map, shown, problems, seen_nodes)
+                _map_lines(value_node, at, line_map, shown, problems)
                 continue
             if key_node.tag != _STR_TAG:
                 problems.append(_not_text(shown, at, key_node))
@@ -301,10 +286,13 @@ def _map_lines(node: yaml.Node, at: tuple, line_map: LineMap, shown: str,
             key = key_node.value
             if key in keys:
                 problems.append(Problem(shown, _line(key_node.start_mark), _dotted(at + (key,)),
-                                        "duplicate key (YAML would silently keep the last one)"))
+                                        "duplicate key (YAML would silently keep the last one)"
+                                        if _FIELD_NAME.fullmatch(key) else
+                                        f"a key of {len(key)} characters is repeated (YAML "
+                                        "would silently keep the last one)"))
             keys.add(key)
             line_map[at + (key,)] = _line(key_node.start_mark)
-            _map_lines(value_node, at + (key,), line_map, shown, problems, seen_nodes)
+            _map_lines(value_node, at + (key,), line_map, shown, problems)
 
 
 def _not_text(shown: str, at: tuple, key_node: yaml.Node) -> Problem:
@@ -312,7 +300,7 @@ def _not_text(shown: str, at: tuple, key_node: yaml.Node) -> Problem:
     if isinstance(key_node, yaml.ScalarNode):
         kind = key_node.tag.rsplit(":", 1)[-1]
         return Problem(shown, line, _dotted(at + (key_node.value,)),
-                       f"this key is read as {kind}, not text; quote it")
+                       f"this key is read as {_capped(kind)}, not text; quote it")
     return Problem(shown, line, _dotted(at), "a key must be text, not a list or mapping")
 
 
@@ -322,15 +310,18 @@ def _validation_problems(exc: ValidationError, shown: str, line_map: LineMap,
     for err in exc.errors(include_url=False):
         loc = prefix + tuple(err["loc"])
         message = err["msg"]
-        if err["type"] == "extra_forbidden":
+        if err["type"] == "extra_forbidden" and not _FIELD_NAME.fullmatch(str(loc[-1])):
+            message = (f"unknown key of {len(str(loc[-1]))} characters (not shown: it does not "
+                       "read as a field name)")
+        elif err["type"] == "extra_forbidden":
             message = _unknown("key", str(loc[-1]), _KNOWN_KEYS)
         elif err["type"] == "missing":
             message = "required but missing"
         elif err["type"] == "value_error":
-            message = str(err["ctx"]["error"])  # a validator's own words, without "Value error, "
+            message = _capped(str(err["ctx"]["error"]))  # its own words, less "Value error, "
         elif err["type"] == "string_pattern_mismatch":
             explained = _PATTERN_MESSAGES.get(err["ctx"]["pattern"])
-            message = f"{err['input']!r} {explained}" if explained else message
+            message = f"{_quoted(err['input'])} {explained}" if explained else message
         found.append(Problem(shown, _nearest_line(loc, line_map), _dotted(loc), message))
     return found
 
@@ -348,4 +339,22 @@ def _nearest_line(loc: tuple, line_map: LineMap) -> int:
 
 
 def _dotted(loc: tuple) -> str:
-    return ".".join(str(part) for part in loc)
+    """A field path as messages show it; a key that does not read as a field name is left
+    out (with what follows it)."""
+    shown = []
+    for part in map(str, loc):
+        if not _FIELD_NAME.fullmatch(part):
+            break
+        shown.append(part)
+    return ".".join(shown)
+
+
+def _quoted(value) -> str:
+    """A value as a message quotes it: repr of its first _QUOTED_CHARS characters."""
+    text = str(value)
+    return repr(text if len(text) <= _QUOTED_CHARS else text[:_QUOTED_CHARS] + "…")
+
+
+def _capped(message: str, limit: int = 160) -> str:
+    """A message built from the file's text, cut short."""
+    return message if len(message) <= limit else message[:limit] + "…"

@@ -6,7 +6,10 @@ committed file are written into a copy of the good bank.
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,6 +47,16 @@ BAD_BANKS = {
         "tensors/q.yaml:3: topic: unknown topic 'tensor' (did you mean 'tensors'?); "
         "topics.yaml has: tensors, autograd",
     ],
+    "bad-alias": [
+        "tensors/q.yaml:13: YAML anchors (&name) and aliases (*name) are not allowed "
+        "in content: write the value out where it is used",
+        "tensors/q.yaml:21: YAML anchors (&name) and aliases (*name) are not allowed "
+        "in content: write the value out where it is used",
+    ],
+    "bad-deep-yaml": [
+        "tensors/q.yaml:6: lists and mappings are nested more than 32 deep here; "
+        "no content needs that many",
+    ],
     "bad-kebab-id": [
         "tensors/q.yaml:2: id: 'Q_1' is not kebab-case "
         "(lowercase words joined by '-', e.g. view-vs-reshape)",
@@ -61,6 +74,8 @@ BAD_BANKS = {
 }
 """Each bad bank → the exact messages, paths relative to the bank (the loader shows them
 relative to the working directory: tests/fixtures/<bank>/...)."""
+MADE_BAD_AT_RUN_TIME = {"bad-symlink"}
+"""Good as committed: the test adds what is wrong (a symbolic link) to a copy."""
 
 
 @pytest.fixture(autouse=True)
@@ -99,7 +114,9 @@ def test_bad_bank_reports_exact_file_and_line(name):
 
 def test_every_bad_fixture_bank_is_tested():
     on_disk = {p.name for p in FIXTURES.glob("bad-*")}
-    assert on_disk == set(BAD_BANKS)
+    assert on_disk == set(BAD_BANKS) | MADE_BAD_AT_RUN_TIME
+    for name in MADE_BAD_AT_RUN_TIME:
+        load_bank(FIXTURES / name)
 
 
 def test_bad_utf8_fixture_really_holds_latin1():
@@ -160,9 +177,11 @@ ODD_EDITS = {
                          "(invalid literal for int() with base 10: 'two'); "
                          "quote it if it is text"),
     "recursive alias": ("tags: [dtype]", "tags: &t [*t]",
-                        f"{Q}:5: tags.0: Input should be a valid string"),
+                        f"{Q}:5: YAML anchors (&name) and aliases (*name) are not allowed "
+                        "in content: write the value out where it is used"),
     "nested too deeply": ("tags: [dtype]", "tags: " + "[" * 5000 + "]" * 5000,
-                          f"{Q}:1: nested too deeply"),
+                          f"{Q}:5: lists and mappings are nested more than 32 deep here; "
+                          "no content needs that many"),
     "control character": ("seed: [q2]", "seed: [q\x072]",
                           f"{Q}:7: character U+0007 is not allowed in YAML"),
     "tab indent": ("  title: 整数", "\ttitle: 整数",
@@ -203,6 +222,116 @@ ODD_FILES = {
 def test_odd_file_is_one_problem(tmp_path, case):
     text, expected = ODD_FILES[case]
     assert _question_problems(tmp_path, text) == expected
+
+
+# --- what the loader refuses to read, or to echo ------------------------------------------------
+
+SECRET = "root:$6$SECRET-7f3a:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
+"""Shaped like /etc/shadow: each line parses as a YAML key, which an error must not repeat."""
+
+
+def ptbank(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ptbank", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_symbolic_links_are_refused_and_never_read(tmp_path):
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "bad-symlink", content)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "shadow").write_text(SECRET)
+    (outside / "q.yaml").write_text((content / "tensors/q.yaml").read_text("utf-8"))
+    (content / "tensors/shadow.yaml").symlink_to(outside / "shadow")
+    (content / "tensors/inside.yaml").symlink_to("q.yaml")  # inside, but a link all the same
+    (content / "autograd").symlink_to(outside, target_is_directory=True)
+    result = ptbank("lint", "--content", str(content))
+    assert result.returncode == 2
+    assert "SECRET" not in result.stdout + result.stderr
+    link = ("is a symbolic link: ptbank reads only regular files inside the content folder "
+            "and follows no link (copy the file in instead)")
+    assert result.stderr.splitlines()[:-1] == [
+        f"{content}/autograd:1: {link}",
+        f"{content}/tensors/inside.yaml:1: {link}",
+        f"{content}/tensors/shadow.yaml:1: {link}",
+    ]
+
+
+def test_a_symbolic_link_at_the_root_is_refused(tmp_path):
+    content = _bank_copy(tmp_path)
+    (tmp_path / "topics.yaml").write_bytes((content / "topics.yaml").read_bytes())
+    (content / "topics.yaml").unlink()
+    (content / "topics.yaml").symlink_to(tmp_path / "topics.yaml")
+    assert problems_of(content) == [
+        f"{content}/topics.yaml:1: is a symbolic link: ptbank reads only regular files inside "
+        "the content folder and follows no link (copy the file in instead)"]
+
+
+def test_a_file_that_is_no_question_is_not_repeated(tmp_path):
+    content = _bank_copy(tmp_path)
+    (content / "tensors/notes.yaml").write_text(SECRET)
+    problems = problems_of(content)
+    assert problems == [f"{content}/tensors/notes.yaml:1: none of its 2 keys is a field of a "
+                        "question (id, topic, level, ...): is this a question file?"]
+
+
+def test_an_unknown_key_is_named_only_when_it_reads_as_a_field_name(tmp_path):
+    text = _edited("kind: concept", 'kind: concept\nlevle: x\n"root:$6$SECRET-7f3a:19000": x')
+    assert _question_problems(tmp_path, text) == [
+        f"{Q}:5: levle: unknown key (did you mean 'level'?)",
+        f"{Q}:6: unknown key of 25 characters (not shown: it does not read as a field name)",
+    ]
+
+
+def test_a_value_is_quoted_short(tmp_path):
+    text = _edited("id: type-promotion", "id: Type_Promotion" + "_SECRET" * 20)
+    [problem] = _question_problems(tmp_path, text)
+    assert problem.startswith(f"{Q}:1: id: 'Type_Promotion_SECRET_SE…' is not kebab-case")
+    assert problem.count("SECRET") == 1
+
+
+@pytest.mark.parametrize("command", ["lint", "build", "verify"])
+def test_deep_nesting_is_refused_before_it_is_composed(tmp_path, command):
+    content = _bank_copy(tmp_path)
+    deep = "[" * 200_000 + "]" * 200_000
+    (content / Q).write_text(_edited("tags: [dtype]", f"tags: {deep}"), encoding="utf-8")
+    out = ["--out", str(tmp_path / "out"), "--draft"] if command == "build" else []
+    result = ptbank(command, "--content", str(content), *out)
+    assert (result.returncode, result.stderr.splitlines()[:1]) == (2, [
+        f"{content}/{Q}:5: lists and mappings are nested more than 32 deep here; "
+        "no content needs that many"])
+
+
+def test_a_file_over_the_size_limit_is_not_read(tmp_path):
+    from ptbank.source import MAX_FILE_BYTES
+
+    content = _bank_copy(tmp_path)
+    (content / "tensors/huge.yaml").write_text("# " + "x" * MAX_FILE_BYTES + "\n")
+    assert problems_of(content) == [
+        f"{content}/tensors/huge.yaml:1: the file has {MAX_FILE_BYTES + 3} bytes; content files "
+        f"have at most {MAX_FILE_BYTES} (512 KiB)"]
+
+
+BILLION_LAUGHS = "\n".join(
+    ["l0: &l0 {" + ", ".join(f"k{i}: v" for i in range(10)) + "}"]
+    + [f"l{n}: &l{n} {{<<: [" + ", ".join([f"*l{n - 1}"] * 10) + "]}" for n in range(1, 7)])
+"""1 KB of merged aliases: a million keys once expanded (9 s and 210 MB before they were
+refused)."""
+
+
+def test_aliases_are_refused_before_they_expand(tmp_path):
+    content = _bank_copy(tmp_path)
+    (content / Q).write_text(_edited("tags: [dtype]", "tags: [dtype]\n" + BILLION_LAUGHS),
+                             encoding="utf-8")
+    peak = ("import resource, sys; from ptbank.cli import main; rc = main(sys.argv[1:]); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024); sys.exit(rc)")
+    result = subprocess.run([sys.executable, "-c", peak, "lint", "--content", str(content)],
+                            cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == (
+        f"{content}/{Q}:6: YAML anchors (&name) and aliases (*name) are not allowed in "
+        "content: write the value out where it is used")
+    assert int(result.stdout) < 120, "MiB at peak"
 
 
 # --- bank.yaml and topics.yaml -----------------------------------------------------------------
