@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from .errors import Problem, Severity
 from .models import CHECKS_MARKER, Bank, Kind, Question, Show
@@ -250,15 +249,6 @@ def checks_are_described(bank: Bank, q: Question) -> Iterable[Problem]:
                            f"{len(numbers)}: describe each `# N.` check once")
 
 
-def file_named_after_question(bank: Bank, q: Question) -> Iterable[Problem]:
-    """`<topic>/<id>.yaml`, so a question is found where its id says."""
-    path = Path(bank.sources[q.id])
-    expected = Path(q.topic) / f"{q.id}.yaml"
-    if path.parts[-2:] != expected.parts:
-        yield _problem(bank, q, ("id",), f"file should be .../{expected.as_posix()}",
-                       Severity.warning)
-
-
 RULES: tuple[Rule, ...] = (
     parallel_languages,
     languages_match_their_section,
@@ -273,7 +263,6 @@ RULES: tuple[Rule, ...] = (
     current_apis,
     coding_tasks_are_tested,
     checks_are_described,
-    file_named_after_question,
 )
 
 

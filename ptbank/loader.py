@@ -80,6 +80,9 @@ def load_bank(content: Path) -> Bank:
                                     _unknown(f"topic {_quoted(question.topic)}", question.topic,
                                              topics)
                                     + f"; {TOPICS_FILE} has: {', '.join(topics)}"))
+        else:
+            problems.extend(_placement_problems(question, path.relative_to(content), shown,
+                                                line_map))
         problems.extend(_snippet_id_problems(question, shown, line_map))
         questions.append(question)
         sources[question.id] = shown
@@ -103,6 +106,22 @@ def _misplaced_files(content: Path, files: list[Path]) -> list[Problem]:
                       "question files live in a topic folder: <topic>/<id>.yaml")
               for p in files if p.suffix == ".yaml" and p.parent == content
               and p.name not in (BANK_FILE, TOPICS_FILE, PROFILES_FILE)]
+    return found
+
+
+def _placement_problems(question: Question, relative: Path, shown: str,
+                        line_map: LineMap) -> list[Problem]:
+    """A question lives at `<topic>/<id>.yaml`, so that it is found where its id says."""
+    expected = f"{question.topic}/{question.id}.yaml"
+    found = []
+    if relative.parent.as_posix() != question.topic:
+        found.append(Problem(shown, line_map[("topic",)], "topic",
+                             f"the file is in {relative.parent.as_posix()}/, not in the folder "
+                             f"of its topic: move it to {expected}"))
+    if relative.name != f"{question.id}.yaml":
+        found.append(Problem(shown, line_map[("id",)], "id",
+                             f"the file is named {_quoted(relative.name)}, not after its id: "
+                             f"rename it to {expected}"))
     return found
 
 

@@ -224,6 +224,23 @@ def test_odd_file_is_one_problem(tmp_path, case):
     assert _question_problems(tmp_path, text) == expected
 
 
+@pytest.mark.parametrize(("moved_to", "expected"), [
+    ("tensors/other.yaml", "tensors/other.yaml:1: id: the file is named 'other.yaml', not after "
+                           "its id: rename it to tensors/type-promotion.yaml"),
+    ("autograd/type-promotion.yaml", "autograd/type-promotion.yaml:2: topic: the file is in "
+                                     "autograd/, not in the folder of its topic: move it to "
+                                     "tensors/type-promotion.yaml"),
+    ("tensors/old/tensors/type-promotion.yaml",
+     "tensors/old/tensors/type-promotion.yaml:2: topic: the file is in tensors/old/tensors/, not "
+     "in the folder of its topic: move it to tensors/type-promotion.yaml"),
+])
+def test_a_question_lives_at_its_topic_and_id(tmp_path, moved_to, expected):
+    content = _bank_copy(tmp_path)
+    (content / moved_to).parent.mkdir(parents=True, exist_ok=True)
+    (content / Q).rename(content / moved_to)
+    assert [p.replace(f"{content}/", "") for p in problems_of(content)] == [expected]
+
+
 # --- what the loader refuses to read, or to echo ------------------------------------------------
 
 SECRET = "root:$6$SECRET-7f3a:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
