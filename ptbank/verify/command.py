@@ -21,22 +21,37 @@ def run_verify_command(args) -> int:
           if not (args.torch or args.python) else nullcontext()) as head_start:
         from ..loader import load_bank
         from .builds import interpreters_for
-        from .core import verify_bank
+        from .core import VerificationAborted, verify_bank
 
         bank = load_bank(args.content)
         interpreters = interpreters_for(torch=args.torch, python=args.python,
                                         declared=bank.meta.verify_also_with_torch, log=_note)
         runs = []
-        for interpreter in interpreters:
-            # what the record says and what CI checks of it rest on this machine's runs alone
-            runs.append((interpreter, verify_bank(
-                bank, jobs=args.jobs, only=args.only, use_cache=not args.no_cache,
-                head_start=head_start, interpreter=interpreter, sandbox=args.sandbox,
-                imported=not (args.record or args.check_record))))
+        try:
+            for interpreter in interpreters:
+                # what the record says and what CI checks of it rest on this machine's runs
+                runs.append((interpreter, verify_bank(
+                    bank, jobs=args.jobs, only=args.only, use_cache=not args.no_cache,
+                    head_start=head_start, interpreter=interpreter, sandbox=args.sandbox,
+                    imported=not (args.record or args.check_record))))
+        except VerificationAborted as exc:  # the reports still say what was decided, then
+            _report(args, [report for _, report in runs] + [exc.report])  # the error's exit
+            raise
+    reports = [report for _, report in runs]
+    _report(args, reports)
+    ok = all(r.ok for r in reports)
+    if args.check_record and not _record_agrees(bank, runs, args.content):
+        return EXIT_FAILED
+    if args.record and ok:
+        _write_record(bank, runs, args.content)
+    return 0 if ok else EXIT_FAILED
+
+
+def _report(args, reports) -> None:
+    """Print each build's report and write the --json and --junit files asked for."""
     from ..atomic import write_text_atomic
     from .report import print_report, to_json, to_junit
 
-    reports = [report for _, report in runs]
     console = _console()
     for report in reports:
         print_report(report, console)
@@ -44,12 +59,6 @@ def run_verify_command(args) -> int:
         write_text_atomic(args.json, to_json(reports))
     if args.junit:
         write_text_atomic(args.junit, to_junit(reports))
-    ok = all(r.ok for r in reports)
-    if args.check_record and not _record_agrees(bank, runs, args.content):
-        return EXIT_FAILED
-    if args.record and ok:
-        _write_record(bank, runs, args.content)
-    return 0 if ok else EXIT_FAILED
 
 
 def _snippet_packages(bank, interpreter) -> dict[str, str | None]:

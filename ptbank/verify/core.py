@@ -5,11 +5,14 @@ run the canary first and the rest heaviest first beside it (no result counts unt
 passed) → run once more what errored or crashed → cache what is cacheable → report in bank
 order.
 When every verdict is cached, neither torch nor the zygote is started.
+When the verifier itself fails midway (VerifierError: the zygote died or stopped answering),
+the error raised is a VerificationAborted carrying the report of what was decided by then.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,13 +22,23 @@ from ..models import Bank, Snippet
 from .cache import ResultCache, cache_key, extra_modules
 from .classify import classify
 from .interpreter import Interpreter
-from .launch import DEFAULT_CACHE, HeadStart, ZygoteLease
+from .launch import DEFAULT_CACHE, HeadStart, VerifierError, ZygoteLease
 from .progress import make_progress
 from .record import Record
 from .requirements import Requirements
 from .results import RETRIED, SnippetResult, Status, VerifyReport
 from .runner import Finished, Job, estimate, run_jobs, run_jobs_with_canary, shared_imports
 from .sandbox import ensure_available
+
+
+class VerificationAborted(VerifierError):
+    """A VerifierError that stopped a run midway, with the report it leaves (`report`): every
+    verdict reached so far, the snippets the message names (running at the time) as crashed,
+    and every other one as not run, so that `verify --json/--junit` can still be written."""
+
+    def __init__(self, cause: VerifierError, report: VerifyReport):
+        super().__init__(str(cause), snippets_named=cause.snippets_named)
+        self.report = report
 
 
 @dataclass(frozen=True)
@@ -87,6 +100,11 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
         run = _Run(interpreter, cache, cache_dir, view, results, head_start,
                    sandbox and (*sandbox_writable,))
         zygote_start = run.verify(todo, slots) if todo else None
+    except VerifierError as exc:
+        raise VerificationAborted(exc, VerifyReport(
+            tuple(results.get(t.name) or run.undecided(t, exc) for t in targets),
+            versions.torch, versions.python, versions.verifier, time.perf_counter() - began,
+            slots, None, sandbox, aborted=str(exc))) from exc
     finally:
         view.close()
     return VerifyReport(tuple(results[t.name] for t in targets), versions.torch,
@@ -198,6 +216,20 @@ class _Run:
     def _record(self, target: Target, result: SnippetResult) -> None:
         self.results[target.name] = result
         self.view.advance(result)
+
+    def undecided(self, target: Target, stopped: VerifierError) -> SnippetResult:
+        """The result of a snippet left without a verdict when the verifier stopped: crashed
+        if the error names it (it was running then), else not run."""
+        message = str(stopped)
+        named = stopped.snippets_named and re.search(
+            rf"(?<![\w./-]){re.escape(target.name)}(?![\w./-])", message)
+        status, reason = ((Status.crashed, f"running when the verifier stopped: {message}")
+                          if named else
+                          (Status.not_run, "not run: the verifier stopped before its verdict ("
+                           f"{message.splitlines()[0] if message else 'no message'})"))
+        return SnippetResult(target.question_id, target.snippet.id, status, 0.0, reason,
+                             where=target.where, key=target.key,
+                             first_attempt=self.first_attempts.get(target.name, ""))
 
 
 def growth_mb(report: dict | None) -> int | None:

@@ -30,6 +30,8 @@ def summary_line(report: VerifyReport) -> str:
     if counts["skipped"]:
         tags = {skip_tag(r.reason) for r in report.results if r.status is Status.skipped}
         parts.append(f"{counts['skipped']} skipped ({', '.join(sorted(tags))})")
+    if counts.get("not_run"):
+        parts.append(f"{counts['not_run']} not run")
     second = sum(r.status is Status.passed and bool(r.first_attempt) for r in report.results)
     if second:
         parts[0] += f" ({second} on a second run)"
@@ -55,7 +57,9 @@ def print_report(report: VerifyReport, console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    not_passed = sorted(report.not_passed, key=_urgency)
+    # what a stopped run never reached is counted in the summary line, not listed
+    not_passed = sorted((r for r in report.not_passed if r.status is not Status.not_run),
+                        key=_urgency)
     if not_passed:
         table = Table(show_lines=True)
         table.add_column("snippet", overflow="fold", ratio=2)
@@ -102,6 +106,7 @@ def _build_json(report: VerifyReport) -> dict:
         "jobs": report.jobs,
         "zygote_start": report.zygote_start,
         "sandboxed": report.sandboxed,
+        "aborted": report.aborted or None,
         "counts": report.counts,
         "results": [
             {"question_id": r.question_id, "snippet_id": r.snippet_id, "where": r.where,
@@ -130,10 +135,11 @@ def to_junit(reports: list[VerifyReport]) -> str:
 
 def _totals(reports: list[VerifyReport]) -> dict[str, str]:
     def count(*statuses: str) -> str:
-        return str(sum(r.counts[s] for r in reports for s in statuses))
+        return str(sum(r.counts.get(s, 0) for r in reports for s in statuses))
 
     return {"tests": str(sum(len(r.results) for r in reports)), "failures": count("failed"),
-            "errors": count("error", "timeout", "crashed"), "skipped": count("skipped"),
+            "errors": count("error", "timeout", "crashed"),
+            "skipped": count("skipped", "not_run"),
             "time": f"{sum(r.elapsed for r in reports):.3f}"}
 
 
@@ -145,6 +151,8 @@ def _suite(root: ET.Element, report: VerifyReport) -> None:
         ET.SubElement(properties, "property", {"name": name, "value": getattr(report, name)})
     ET.SubElement(properties, "property",
                   {"name": "sandboxed", "value": str(report.sandboxed).lower()})
+    if report.aborted:
+        ET.SubElement(properties, "property", {"name": "aborted", "value": _xml(report.aborted)})
     for r in report.results:
         path, _, line = r.where.rpartition(":")
         case = ET.SubElement(suite, "testcase", {"classname": r.question_id, "name": r.snippet_id,
@@ -161,7 +169,7 @@ def _suite(root: ET.Element, report: VerifyReport) -> None:
         if r.status is Status.failed:
             outcome = ET.SubElement(case, "failure", {"message": first, "type": "failed"})
             outcome.text = _xml(r.reason)
-        elif r.status is Status.skipped:
+        elif r.status in (Status.skipped, Status.not_run):
             ET.SubElement(case, "skipped", {"message": _xml(r.reason)})
         elif r.status.is_problem:
             outcome = ET.SubElement(case, "error", {"message": first, "type": r.status.value})

@@ -27,6 +27,9 @@ class Status(str, Enum):
     """Died from a signal, or exited (os._exit, sys.exit) without finishing."""
     skipped = "skipped"
     """A declared requirement (cuda, gpus>=N, a module) is absent here."""
+    not_run = "not_run"
+    """No verdict: the verifier itself stopped (the zygote died or stopped answering) before
+    this snippet's was reached. Only in the report of a run that stopped (VerifyReport.aborted)."""
 
     @property
     def is_problem(self) -> bool:
@@ -119,17 +122,22 @@ class VerifyReport:
     """Seconds until the zygote had imported torch (None when every result came from the cache)."""
     sandboxed: bool = True
     """Whether the snippets ran in the sandbox (cached verdicts too: the mode is in the key)."""
+    aborted: str = ""
+    """Why the run stopped before every verdict was reached (the verifier's own error), for
+    the partial report of such a run; else empty."""
 
     @property
     def counts(self) -> dict[str, int]:
-        """Status value → number of snippets, with every status present."""
+        """Status value → number of snippets, with every status present (`not_run` only when
+        there is one: in the report of a run that stopped)."""
         tally = Counter(r.status.value for r in self.results)
-        return {s.value: tally.get(s.value, 0) for s in Status}
+        return {s.value: tally.get(s.value, 0) for s in Status
+                if s is not Status.not_run or tally.get(s.value)}
 
     @property
     def ok(self) -> bool:
-        """Nothing failed, errored, timed out or crashed; skips are fine."""
-        return not any(r.status.is_problem for r in self.results)
+        """The run ended, and nothing failed, errored, timed out or crashed; skips are fine."""
+        return not self.aborted and not any(r.status.is_problem for r in self.results)
 
     @property
     def not_passed(self) -> tuple[SnippetResult, ...]:
