@@ -6,9 +6,9 @@ Each rule is a function `(bank, question) -> Iterable[Problem]`; `RULES` lists t
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterable
 
+from .charset import code_findings, text_findings
 from .errors import Problem, Severity
 from .models import CHECKS_MARKER, Bank, Kind, Question, Show
 
@@ -26,11 +26,12 @@ _AGED_APIS = {
 _CROSS_REFERENCE = re.compile(r"(?:参见|见|[Ss]ee)\s*`([a-z0-9]+(?:-[a-z0-9]+)+)`")
 """How an answer points at another question: 见 `some-question`, or see `some-question`."""
 
-_HIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"  # control characters
-                     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # direction marks
-                     "\u200b\u2060\ufeff]")  # zero-width characters
-"""Characters that print as nothing (or reorder what prints): the "Trojan Source" trick, by
-which printed code reads differently from the code that ran."""
+_NOT_ALLOWED = ("not a character a question may hold (ptbank/charset.py allows the visible "
+                "letters, digits, punctuation and symbols of the scripts the bank uses): "
+                "invisible and look-alike characters make what prints differ from what it "
+                "says or runs")
+_ASCII_ONLY = ("code outside comments and strings is ASCII only: a look-alike or invisible "
+               "character makes it run otherwise than it reads")
 
 Rule = Callable[[Bank, Question], Iterable[Problem]]
 
@@ -95,18 +96,18 @@ def cross_references_exist(bank: Bank, q: Question) -> Iterable[Problem]:
                                        "question of this bank", text_line=number)
 
 
-def no_hidden_characters(bank: Bank, q: Question) -> Iterable[Problem]:
-    """No control, direction-changing or zero-width characters anywhere in a question."""
+def allowed_characters(bank: Bank, q: Question) -> Iterable[Problem]:
+    """Only the characters charset.py allows, one finding per line: ASCII in code outside
+    comments and strings, visible characters of the bank's scripts everywhere else (the
+    "Trojan Source" tricks print something other than what runs)."""
     for field, text in _all_text(q):
-        for number, line in enumerate(text.split("\n"), 1):
-            for found in _HIDDEN.finditer(line):
-                char = found.group()
-                name = unicodedata.name(char, "a control character")
-                yield _problem(bank, q, field,
-                               f"U+{ord(char):04X} ({name}) at column {found.start() + 1}: "
-                               "invisible and direction-changing characters make what prints "
-                               "differ from what it says or runs", text_line=number)
-                break  # one finding per line is enough to find it
+        if field[0] == "snippets" and field[-1] == "code":
+            found = code_findings(text)
+        else:
+            found = text_findings(text, prose=field[0] != "snippets")
+        for f in found:
+            yield _problem(bank, q, field, f"{f.describe()} at column {f.column}: "
+                           + (_ASCII_ONLY if f.in_code else _NOT_ALLOWED), text_line=f.line)
 
 
 def _all_text(q: Question) -> Iterable[tuple[tuple, str]]:
@@ -254,7 +255,7 @@ RULES: tuple[Rule, ...] = (
     languages_match_their_section,
     no_placeholders,
     cross_references_exist,
-    no_hidden_characters,
+    allowed_characters,
     no_images,
     checks_a_claim,
     snippet_fields_consistent,

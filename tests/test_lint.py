@@ -16,6 +16,13 @@ FIXTURES = Path("tests/fixtures")
 GOOD = FIXTURES / "good"
 Q = "tensors/type-promotion.yaml"
 
+NOT_ALLOWED = ("not a character a question may hold (ptbank/charset.py allows the visible "
+               "letters, digits, punctuation and symbols of the scripts the bank uses): "
+               "invisible and look-alike characters make what prints differ from what it "
+               "says or runs")
+ASCII_ONLY = ("code outside comments and strings is ASCII only: a look-alike or invisible "
+              "character makes it run otherwise than it reads")
+
 LINT_BANKS = {
     "lint-parity": ["tensors/q.yaml:22: en.rubric: zh has 2 item(s), en has 1; keep them parallel"],
     "lint-no-claim": ["tensors/q.yaml:23: snippets: no snippet checks a claim: "
@@ -24,6 +31,30 @@ LINT_BANKS = {
                        f"(max {MAX_CODE_LINE})"],
     "lint-warnings": ["tensors/q.yaml:23: warning: snippets: coding task without a hidden "
                       "snippet that tests the solution"],
+    "lint-invisible": [
+        f"tensors/q.yaml:12: zh.answer: U+3164 (HANGUL FILLER) at column 7: {NOT_ALLOWED}",
+        f"tensors/q.yaml:14: zh.rubric.0: U+2028 (LINE SEPARATOR) at column 3: {NOT_ALLOWED}",
+        f"tensors/q.yaml:20: en.answer: U+00A0 (NO-BREAK SPACE) at column 8: {NOT_ALLOWED}",
+        f"tensors/q.yaml:22: en.rubric.0: U+2060 (WORD JOINER) at column 6: {NOT_ALLOWED}",
+        f"tensors/q.yaml:28: snippets.0.code: U+3164 (HANGUL FILLER) at column 1: {ASCII_ONLY}",
+        f"tensors/q.yaml:29: snippets.0.code: U+0445 (CYRILLIC SMALL LETTER HA) at column 1: "
+        f"{ASCII_ONLY}",
+        f"tensors/q.yaml:30: snippets.0.code: U+200D (ZERO WIDTH JOINER) at column 7: "
+        f"{NOT_ALLOWED}",
+        f"tensors/q.yaml:31: snippets.0.code: U+00AD (SOFT HYPHEN) at column 14: {NOT_ALLOWED}",
+        f"tensors/q.yaml:32: snippets.0.code: U+180E (MONGOLIAN VOWEL SEPARATOR) at column 6: "
+        f"{NOT_ALLOWED}",
+        f"tensors/q.yaml:33: snippets.0.code: U+FE0F (VARIATION SELECTOR-16) at column 7: "
+        f"{NOT_ALLOWED}",
+        f"tensors/q.yaml:34: snippets.0.code: U+FFF9 (INTERLINEAR ANNOTATION ANCHOR) at column 6: "
+        f"{NOT_ALLOWED}",
+        f"tensors/q.yaml:35: snippets.0.code: U+0338 (COMBINING LONG SOLIDUS OVERLAY) at column 7: "
+        f"{NOT_ALLOWED}",
+        f"tensors/q.yaml:36: snippets.0.code: U+200A (HAIR SPACE) at column 7: {NOT_ALLOWED}",
+        f"tensors/q.yaml:37: snippets.0.code: U+00A0 (NO-BREAK SPACE) at column 7: {NOT_ALLOWED}",
+        f"tensors/q.yaml:38: snippets.0.code: U+E0041 (TAG LATIN CAPITAL LETTER A) at column 6: "
+        f"{NOT_ALLOWED}",
+    ],
 }
 """Each lint bank loads cleanly and has exactly these findings (paths relative to the bank)."""
 
@@ -119,18 +150,31 @@ RULE_CASES = {
          "question of this bank"]),
     "Trojan Source: a right-to-left override in printed code": (
         [(CODE, '      ok = "\u202e" == 1 # \u2066" == ""\n' + CODE)],
-        [f"{Q}:33: snippets.0.code: U+202E (RIGHT-TO-LEFT OVERRIDE) at column 7: invisible "
-         "and direction-changing characters make what prints differ from what it says or "
-         "runs"]),
+        [f"{Q}:33: snippets.0.code: U+202E (RIGHT-TO-LEFT OVERRIDE) at column 7: "
+         f"{NOT_ALLOWED}"]),
     "a control character written as a YAML escape": (
         [("  title: What dtype does an integer tensor plus a float give?",
           '  title: "SOH[\\x01] and NUL[\\0]"')],
-        [f"{Q}:18: en.title: U+0001 (a control character) at column 5: invisible and "
-         "direction-changing characters make what prints differ from what it says or runs"]),
+        [f"{Q}:18: en.title: U+0001 (a control character) at column 5: {NOT_ALLOWED}"]),
     "a zero-width space in a rubric point": (
         [("    - the result is float32", "    - the result is float\u200b32")],
-        [f"{Q}:25: en.rubric.0: U+200B (ZERO WIDTH SPACE) at column 20: invisible and "
-         "direction-changing characters make what prints differ from what it says or runs"]),
+        [f"{Q}:25: en.rubric.0: U+200B (ZERO WIDTH SPACE) at column 20: {NOT_ALLOWED}"]),
+    "a line separator ends a comment for the eye, not for Python": (
+        [(CODE, "      # the check below\u2028      x = 0.5\n" + CODE)],
+        [f"{Q}:33: snippets.0.code: U+2028 (LINE SEPARATOR) at column 18: {NOT_ALLOWED}"]),
+    "a Hangul filler as a name in a Markdown code block": (
+        [(EN_ANSWER, EN_ANSWER + "\n    ```python\n    \u3164 = 1\n    ```\n"),
+         (ZH_ANSWER, ZH_ANSWER + "\n    ```python\n    y = 1\n    ```\n")],
+        [f"{Q}:30: en.answer: U+3164 (HANGUL FILLER) at column 1: {NOT_ALLOWED}"]),
+    "a carriage return hides what precedes it in a terminal": (
+        [(CODE, CODE + '    stdout: "ok\\rfine"\n')],
+        [f"{Q}:34: snippets.0.stdout: U+000D (a control character) at column 3: "
+         f"{NOT_ALLOWED}"]),
+    "Chinese, Greek and mathematics in comments, strings and prose pass": (
+        [(CODE, '      # σ 的梯度 ∇L = ‖x‖² → 0 (≈ 1e-3 × β), 见下\n'
+                '      label = "结果：≥ 0，μ ± σ"\n' + CODE),
+         (EN_ANSWER, EN_ANSWER + "    The estimate x̂ has error ≤ 1e-3 — fine.\n")],
+        []),
     "an image, which would make printing read a file": (
         [(EN_ANSWER, EN_ANSWER + "    ![plot](/etc/hostname) and ![remote](http://example.com/x.png)\n")],
         [f"{Q}:24: en.answer: an image (/etc/hostname): printing never reads files or the "
