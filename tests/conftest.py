@@ -37,12 +37,12 @@ def make_second_interpreter(env: Path, torch_version: str | None = None) -> Path
 
 
 def live_processes_with(token: str) -> list[str]:
-    """Processes still alive whose environment holds PTBANK_TEST_TOKEN=`token`.
+    """Processes still alive whose environment holds PTBANK_SNIPPET_TOKEN=`token`.
 
     Snippets run in a PID namespace, where the pids they see mean nothing outside; their
     environment, inherited by everything they start, marks them wherever they are.
     """
-    marker = f"PTBANK_TEST_TOKEN={token}".encode()
+    marker = f"PTBANK_SNIPPET_TOKEN={token}".encode()
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -69,9 +69,9 @@ def wait_until_gone(token: str, seconds: float = 10) -> list[str]:
 
 @pytest.fixture
 def process_token(monkeypatch) -> str:
-    """A unique PTBANK_TEST_TOKEN for what this test runs (see live_processes_with)."""
+    """A unique PTBANK_SNIPPET_TOKEN for what this test runs (see live_processes_with)."""
     token = uuid.uuid4().hex
-    monkeypatch.setenv("PTBANK_TEST_TOKEN", token)
+    monkeypatch.setenv("PTBANK_SNIPPET_TOKEN", token)
     return token
 
 

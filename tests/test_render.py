@@ -375,7 +375,7 @@ nohup in a script) with SIGINT ignored, and Python then never raises KeyboardInt
 
 def _start_rendering(out: Path, token: str) -> subprocess.Popen:
     """A build of a dozen PDFs in worker processes; returns once a worker is rendering."""
-    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, "PTBANK_TEST_TOKEN": token}
+    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, "PTBANK_SNIPPET_TOKEN": token}
     build = subprocess.Popen(
         [sys.executable, "-c", WITH_CTRL_C, "build", "--content", str(FIXTURES / "render"),
          "--format", "pdf", "--level", "all,beginner", "--lang", "zh,en,bi", "--draft",

@@ -5,8 +5,10 @@ One real verification run of tests/fixtures/verify-hostile is shared by every te
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import uuid
@@ -57,6 +59,16 @@ EXPECTED = {
     "declared-requirements/needs-two-gpus": Status.skipped,
     "declared-requirements/needs-missing-module": Status.skipped,
     "declared-requirements/needs-onnx": Status.passed,
+    "escape-attempts/detached-rewriter": Status.passed,
+    "escape-attempts/rewritten-victim": Status.failed,
+    "escape-attempts/forged-reply": Status.failed,
+    "escape-attempts/no-secret-in-the-environment": Status.passed,
+    "escape-attempts/no-host-secrets": Status.passed,
+    "escape-attempts/shared-memory-is-bounded": Status.crashed,
+    "escape-attempts/tmp-is-bounded": Status.passed,
+    "escape-attempts/processes-are-bounded": Status.passed,
+    "escape-attempts/leaves-files-behind": Status.passed,
+    "escape-attempts/finds-nothing-left-behind": Status.passed,
 }
 
 
@@ -66,11 +78,30 @@ def hostile(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile")
     token = uuid.uuid4().hex
     bank = load_bank(HOSTILE)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PTBANK_TEST_TOKEN", token)
+    with pytest.MonkeyPatch.context() as mp, host_socket() as socket_path:
+        mp.setenv("PTBANK_SNIPPET_TOKEN", token)
+        mp.setenv("API_TOKEN", "hunter2")  # a secret exported before `ptbank verify`
+        mp.setenv("DEPLOY_KEY", f"hunter2-{token}")
+        if os.geteuid() == 0:  # as a user, snippets run as that user: their sockets are theirs
+            mp.setenv("PTBANK_SNIPPET_SOCKET", str(socket_path))
         report = verify_bank(bank, jobs=2, cache_dir=root / "build/cache/verify", progress=False,
                              interpreter=Interpreter(OTHER_BUILD) if OTHER_BUILD else None)
     return {"root": root, "bank": bank, "report": report, "token": token}
+
+
+@contextlib.contextmanager
+def host_socket():
+    """A Unix socket listening under the checkout's build/ (the hidden folders are not it)."""
+    folder = Path(__file__).resolve().parent.parent / "build" / "test-sockets"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{uuid.uuid4().hex[:12]}.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        server.listen()
+        try:
+            yield path
+        finally:
+            path.unlink()
 
 
 def results(hostile) -> dict:
@@ -93,8 +124,8 @@ def test_report_is_in_bank_order_with_locations(hostile):
     assert [r.name for r in report.results] == expected
     first = report.results[0]
     assert first.where == bank.where(first.question_id, "snippets", 0)
-    assert report.counts == {"passed": 12, "failed": 6, "error": 2, "timeout": 1,
-                             "crashed": 4, "skipped": 3}
+    assert report.counts == {"passed": 19, "failed": 8, "error": 2, "timeout": 1,
+                             "crashed": 5, "skipped": 3}
 
 
 @pytest.mark.parametrize("name, excerpt", [
@@ -116,6 +147,9 @@ def test_report_is_in_bank_order_with_locations(hostile):
     ("declared-requirements/needs-two-gpus", "requires gpus>=2: 0 GPU(s) here"),
     ("declared-requirements/needs-missing-module",
      "requires ptbank_no_such_module: module not installed"),
+    ("escape-attempts/rewritten-victim", "assert torch.tensor([1.0, 2.0]).mean().item() == 2.0"),
+    ("escape-attempts/forged-reply", "this verdict must stand: failed"),
+    ("escape-attempts/shared-memory-is-bounded", "over its limit of 256 MiB (memory_mb)"),
 ])
 def test_reason_quotes_the_decisive_excerpt(hostile, name, excerpt):
     assert excerpt in results(hostile)[name].reason
@@ -141,7 +175,7 @@ def test_library_warnings_are_recorded_not_failed(hostile):
 
 def test_summary_line(hostile):
     line = summary_line(hostile["report"])
-    assert line.startswith("ptbank: 12 passed, 6 failed, 2 errors, 1 timeout, 4 crashed, "
+    assert line.startswith("ptbank: 19 passed, 8 failed, 2 errors, 1 timeout, 5 crashed, "
                            "3 skipped (cuda, gpus>=2, ptbank_no_such_module) in ")
     assert line.endswith(f"torch {hostile['report'].torch_version}")
 
@@ -153,7 +187,7 @@ def test_json_view(hostile):
     assert data["ok"] is False
     assert data["torch_version"] == hostile["report"].torch_version
     assert data["python_version"].startswith("CPython 3.")
-    assert data["counts"]["crashed"] == 4
+    assert data["counts"]["crashed"] == 5
     segfault = next(r for r in data["results"] if r["snippet_id"] == "segfault")
     assert segfault["question_id"] == "process-hazards"
     assert segfault["status"] == "crashed" and "SIGSEGV" in segfault["reason"]
@@ -164,7 +198,7 @@ def test_junit_view(hostile):
     root = ET.fromstring(to_junit([hostile["report"]]))
     suite = root.find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors"),
-            suite.get("skipped")) == ("28", "6", "7", "3")
+            suite.get("skipped")) == ("38", "8", "8", "3")
     cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
     assert cases[("process-hazards", "endless-loop")].find("error").get("type") == "timeout"
     assert cases[("claims-and-expectations", "wrong-exception")].find("failure") is not None
@@ -237,7 +271,8 @@ def test_error_crash_and_timeout_get_one_more_run_and_say_so(tmp_path, monkeypat
     needed one; an error that repeats stays an error; a wrong claim runs once and fails."""
     runs = tmp_path / "runs"
     runs.mkdir()
-    monkeypatch.setenv("PTBANK_TEST_RUNS", str(runs))
+    runs.chmod(0o777)  # run as root, ptbank hands snippets the user nobody
+    monkeypatch.setenv("PTBANK_SNIPPET_RUNS", str(runs))
     report = verify_bank(load_bank(FLAKY), jobs=2, cache_dir=tmp_path / "cache", progress=False,
                          sandbox_writable=(runs,))
     by_name = {r.snippet_id: r for r in report.results}

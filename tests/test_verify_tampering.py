@@ -52,7 +52,7 @@ def tampered(tmp_path_factory):
     root = tmp_path_factory.mktemp("tampering")
     token = uuid.uuid4().hex
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PTBANK_TEST_TOKEN", token)
+        mp.setenv("PTBANK_SNIPPET_TOKEN", token)
         mp.chdir(root)
         report = verify_bank(load_bank(TAMPERING), jobs=2, only=["tampering"], progress=False,
                              cache_dir=root / "cache")
@@ -115,18 +115,30 @@ def test_the_flood_is_noted_in_the_verdict(tampered):
     assert any("stdout capped: 314,572,800 bytes written" in w for w in flood.warnings)
 
 
-def test_a_snippet_that_stops_the_zygote_ends_the_run_and_leaves_nothing(tmp_path, no_hang,
-                                                                        process_token):
-    with pytest.raises(VerifierError, match="stop-the-zygote/sigstop-parent did not end"):
-        verify_bank(load_bank(TAMPERING), jobs=1, only=["stop-the-zygote"], progress=False,
-                    cache_dir=tmp_path / "cache")
+def test_in_the_sandbox_a_snippet_cannot_stop_or_kill_the_zygote(tmp_path, no_hang,
+                                                                 process_token):
+    """Its parent is the init of its own PID namespace, which ignores what it sends; the zygote
+    is not in its namespace at all. So the run carries on, and each gets its own verdict."""
+    report = verify_bank(load_bank(TAMPERING), jobs=1, only=["stop-the-zygote", "kill-the-zygote"],
+                         progress=False, cache_dir=tmp_path / "cache")
+    by_name = {r.snippet_id: r for r in report.results}
+    assert by_name["sigkill-parent"].status is Status.passed, by_name["sigkill-parent"].reason
+    assert by_name["sigstop-parent"].status is Status.timeout
     assert wait_until_gone(process_token) == []
 
 
-def test_a_snippet_that_kills_the_zygote_is_named(tmp_path, no_hang):
+def test_unconfined_a_snippet_that_stops_the_zygote_ends_the_run_and_leaves_nothing(
+        tmp_path, no_hang, process_token):
+    with pytest.raises(VerifierError, match="stop-the-zygote/sigstop-parent did not end"):
+        verify_bank(load_bank(TAMPERING), jobs=1, only=["stop-the-zygote"], progress=False,
+                    cache_dir=tmp_path / "cache", sandbox=False)
+    assert wait_until_gone(process_token) == []
+
+
+def test_unconfined_a_snippet_that_kills_the_zygote_is_named(tmp_path, no_hang):
     with pytest.raises(VerifierError, match="(?s)zygote died.*kill-the-zygote/sigkill-parent"):
         verify_bank(load_bank(TAMPERING), jobs=1, only=["kill-the-zygote"], progress=False,
-                    cache_dir=tmp_path / "cache")
+                    cache_dir=tmp_path / "cache", sandbox=False)
 
 
 # --- the sandbox ----------------------------------------------------------------------------
@@ -152,10 +164,10 @@ def outside(tmp_path, monkeypatch):
     folders = folders_with_a_precious_file(cwd / "content", tmp_path / "outside")
     monkeypatch.chdir(cwd)
     monkeypatch.setenv("HOME", str(cwd))
-    monkeypatch.setenv("PTBANK_TEST_FOLDERS", os.pathsep.join(map(str, [cwd, *folders])))
+    monkeypatch.setenv("PTBANK_SNIPPET_FOLDERS", os.pathsep.join(map(str, [cwd, *folders])))
     server = socket.create_server(("127.0.0.1", 0))
-    monkeypatch.setenv("PTBANK_TEST_PORT", str(server.getsockname()[1]))
-    monkeypatch.setenv("PTBANK_TEST_PID", str(os.getpid()))
+    monkeypatch.setenv("PTBANK_SNIPPET_PORT", str(server.getsockname()[1]))
+    monkeypatch.setenv("PTBANK_SNIPPET_PID", str(os.getpid()))
     yield folders
     server.close()
 

@@ -194,7 +194,7 @@ class FakeZygote:
             self.running.add(job)
             self.max_running = max(self.max_running, len(self.running))
             self.outbox.append({"event": "started", "job": job, "pid": 0})
-            code = Path(message["script"]).read_text()
+            code = message["code"]
             if "hang" in code:
                 self.hanging.add(job)
             else:

@@ -39,7 +39,7 @@ def run(request: dict, report_fd: int) -> NoReturn:
     at_start = _limit(request["memory_mb"])
     faulthandler.enable(file=err, all_threads=True)
     faulthandler.register(STACK_SIGNAL, file=err, all_threads=True)
-    os.chdir(os.path.dirname(request["script"]))
+    _write_script(request["script"], request["code"])
     _seed(request["seed"], request["threads"])
     report = _execute(request["script"])
     if os.getpid() == me:  # a grandchild forked by the snippet must not report for it
@@ -49,6 +49,19 @@ def run(request: dict, report_fd: int) -> NoReturn:
         report["resident"] = {"at_start": at_start, "peak": _vm_kib("VmHWM")}
         _send_report(report_fd, report)
     os._exit(0)
+
+
+def _write_script(script: str, code: str) -> None:
+    """The snippet's code, handed over in the request, written where it runs from: its cwd.
+
+    In the sandbox that is the snippet's private /tmp, which nothing else can see; no file of
+    the parent's is read, so nothing another snippet left running could have rewritten it.
+    """
+    folder = os.path.dirname(script)
+    os.makedirs(folder, exist_ok=True)
+    with open(script, "w", encoding="utf-8") as handle:
+        handle.write(code)
+    os.chdir(folder)
 
 
 def _text_stream(fd: int) -> io.TextIOWrapper:

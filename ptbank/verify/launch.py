@@ -21,7 +21,7 @@ import ptbank
 
 from ..errors import EXIT_FAILED, PtbankError
 from .proctree import kill_tree
-from .sandbox import unavailable_because, wrap
+from .sandbox import kept_in_tmp, unavailable_because, visible_paths, wrap
 
 DEFAULT_CACHE = Path("build/cache/verify")
 CLOSE_TIMEOUT = 3.0
@@ -54,10 +54,13 @@ class Zygote:
         self.log_path = workdir / "zygote.log"
         self.sandboxed = sandboxed
         command = [python, "-m", "ptbank.verify.zygote"]
+        visible = visible_paths(python) if sandboxed else ()
+        self.fence = ({"keep": kept_in_tmp((*visible, *(p.resolve() for p in writable)))}
+                      if sandboxed else None)
+        """What each snippet's fence needs to know (confine.enter); None: unconfined."""
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                wrap(command, (workdir, *writable), readable=(_environment_of(python),))
-                if sandboxed else command,
+                wrap(command, writable, visible) if sandboxed else command,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
                 start_new_session=True)  # Ctrl-C reaches ptbank, which shuts the zygote down
         self.began = time.perf_counter()
@@ -67,7 +70,7 @@ class Zygote:
     def wait_ready(self, preload: Iterable[str] = ()) -> float:
         """Have `preload` imported too, block until ready; return the seconds since the start."""
         try:
-            self.send({"op": "preload", "modules": sorted(set(preload))})
+            self.send({"op": "preload", "modules": sorted(set(preload)), "fence": self.fence})
         except VerifierError:
             pass  # it may have exited after saying why (torch failed to import): read that first
         deadline = time.monotonic() + READY_TIMEOUT
@@ -182,11 +185,6 @@ class HeadStart:
             self._lease.close()
 
 
-def _environment_of(python: str) -> Path:
-    """The folder holding an interpreter's environment: a venv's root (bin/python → root)."""
-    return Path(os.path.abspath(python)).parent.parent
-
-
 def _holds_verdicts(cache_dir: Path) -> bool:
     """Whether the cache has any verdict file (timings.json alone is not one)."""
     try:
@@ -196,11 +194,23 @@ def _holds_verdicts(cache_dir: Path) -> bool:
         return False
 
 
+PASSED_ENV = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "HOME",
+              "CC", "CXX", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
+"""What a snippet sees of ptbank's environment: the locale, where programs and compilers are,
+and which GPUs to use. Nothing else: a token or password exported before `ptbank verify`
+must not reach a snippet, nor from there an assertion message, a report and a CI log."""
+PASSED_PREFIX = "PTBANK_SNIPPET_"
+"""Variables named so are handed to snippets on purpose (a test harness's, say)."""
+
+
 def zygote_env(cache_dir: Path) -> dict[str, str]:
-    """The zygote's environment: ptbank importable, a fixed hash seed, a lasting inductor cache."""
-    env = dict(os.environ)
+    """The zygote's environment: allow-listed, ptbank importable, a fixed hash seed, and a
+    lasting inductor cache where snippets run unconfined (the sandbox gives each its own)."""
+    env = {name: value for name, value in os.environ.items()
+           if name in PASSED_ENV or name.startswith(PASSED_PREFIX)}
     package_root = str(Path(ptbank.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-    env.setdefault("PYTHONHASHSEED", "0")
-    env.setdefault("TORCHINDUCTOR_CACHE_DIR", str((cache_dir.parent / "inductor").resolve()))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root,
+                                                      os.environ.get("PYTHONPATH")]))
+    env["PYTHONHASHSEED"] = "0"
+    env["TORCHINDUCTOR_CACHE_DIR"] = str((cache_dir.parent / "inductor").resolve())
     return env

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..models import Snippet
 from .child_report import clean, parse_report
+from .confine import SCRIPT
 from .launch import VerifierError, Zygote
 from .proctree import kill_tree
 
@@ -167,14 +168,19 @@ class _Batch:
                         "stopped it with a signal)", snippets_named=True)
 
     def _start(self, job: Job) -> None:
-        files = _prepare(self.workdir, job)
-        self.zygote.send({"op": "run", "job": job.id, **files, "threads": self.threads,
+        files = _prepare(self.workdir, job, getattr(self.zygote, "sandboxed", False))
+        self.zygote.send({"op": "run", "job": job.id, **files, "code": job.snippet.code,
+                          "threads": self.threads,
                           "seed": 0, "memory_mb": job.snippet.memory_mb,
                           "cap": OUTPUT_CAP})
         self.running[job.id] = _Running(job, files, time.monotonic())
 
     def _on_event(self, event: dict) -> None:
-        entry = self.running[event["job"]]
+        entry = self.running.get(event.get("job"))
+        if entry is None or event.get("event") not in ("started", "exit"):
+            raise VerifierError(
+                f"the zygote sent {str(event)[:200]!r}, which is not about a snippet that is "
+                "running: the channel cannot be trusted, and neither can this run")
         if event["event"] == "started":
             entry.pid = event["pid"]
             entry.deadline = time.monotonic() + entry.job.snippet.timeout
@@ -234,13 +240,14 @@ def _wait_time(running: Iterable[_Running]) -> float | None:
     return None if not deadlines else max(min(deadlines) - time.monotonic(), 0.0)
 
 
-def _prepare(workdir: Path, job: Job) -> dict[str, str]:
-    """The job's folder, its cwd, holding the snippet as snippet.py."""
+def _prepare(workdir: Path, job: Job, sandboxed: bool) -> dict[str, str]:
+    """Where the snippet is to run from: in the sandbox, its own private /tmp; else a fresh
+    folder of the run's (the child writes the code there, from the request)."""
+    if sandboxed:
+        return {"script": SCRIPT}
     folder = workdir / job.id
     folder.mkdir(parents=True)
-    script = folder / "snippet.py"
-    script.write_text(job.snippet.code, encoding="utf-8")
-    return {"script": str(script)}
+    return {"script": str(folder / "snippet.py")}
 
 
 def _collect(entry: _Running, exit_event: dict) -> Finished:

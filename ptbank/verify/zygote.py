@@ -4,9 +4,10 @@ Run as `python -m ptbank.verify.zygote`. It imports torch and the lazily loaded 
 snippets commonly touch at once, then the modules the first request names (those the bank's
 snippets `require`), then serves JSON lines: requests on fd 0, replies on fd 1.
 
-    → {"op": "preload", "modules": ["onnx"]}            (first, once)
+    → {"op": "preload", "modules": ["onnx"], "fence": {"keep": [...]} or null}   (first, once)
     ← {"event": "ready", "failed": {}}                  (or {"event": "failed", "error": ...})
-    → {"op": "run", "job": "7", ...child request, see child.run}
+    → {"op": "run", "job": "7", "code": "...", "script": "/tmp/snippet/snippet.py", ...}
+                                                        (the rest: see child.run)
     ← {"event": "started", "job": "7", "pid": 1234}
     → {"op": "stack", "job": "7"}                       (the parent's timeout: where is it?)
     → {"op": "kill", "job": "7"}                        (half a second later)
@@ -20,9 +21,11 @@ from the exit status the zygote reaped, never from a file a snippet could write.
 
 The zygote itself must never run an op (a child of a process that already started its OpenMP
 pool hangs on its first parallel op) and never touch CUDA (a forked child cannot use a CUDA
-context its parent created). It is a child subreaper, so snippets' orphaned grandchildren are
-reparented to it and reaped; a child's process group is killed before the child is reaped, while
-its pid (= the group id) cannot yet be reused.
+context its parent created). In the sandbox (a `fence` in the preload request) each child fences itself in (confine.py)
+before the snippet runs, and the zygote makes itself non-dumpable, so that no snippet can open
+its descriptors or its memory through /proc. Unconfined, it is a child subreaper, so snippets'
+orphaned grandchildren are reparented to it and reaped; a child's process group is killed before
+the child is reaped, while its pid (= the group id) cannot yet be reused.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import sys
 import time
 import traceback
 
+from . import confine
 from .proctree import children, kill_group, kill_tree
 
 BASE_PRELOAD = ("torch", "torch._dynamo", "torch.optim", "torch.utils.data",
@@ -68,7 +72,9 @@ def main() -> None:
     for stream in (sys.stdout, sys.stderr):  # no buffered import chatter for children to inherit
         stream.flush()
     _send(replies, {"event": "ready", "failed": failed})
-    _Server(requests, replies).serve(pending)
+    if first.get("fence") is not None:
+        confine.make_dumpable_never()
+    _Server(requests, replies, first.get("fence")).serve(pending)
     os._exit(0)  # skip interpreter teardown: with torch loaded it takes most of a second
 
 
@@ -126,8 +132,10 @@ def _send(fd: int, message: dict) -> None:
 class _Server:
     """The request loop: fork on `run`, kill on `kill`, report every exit of a child."""
 
-    def __init__(self, requests: int, replies: int):
+    def __init__(self, requests: int, replies: int, fence: dict | None = None):
         self.requests, self.replies = requests, replies
+        self.fence = fence
+        """Where each child fences itself in before its snippet runs (confine.enter)."""
         self.running: dict[int, tuple[str, _Capture]] = {}  # pid → job id, its pipes
         self.wake_r, self.wake_w = os.pipe()
         for fd in (self.wake_r, self.wake_w):
@@ -184,6 +192,8 @@ class _Server:
                     os.dup2(pipes[name][1], fd)  # fds 1 and 2 stay open across exec
                     os.close(pipes[name][1])
                 from . import child
+                if self.fence is not None:
+                    confine.enter(self.fence["keep"], request["memory_mb"], child.STACK_SIGNAL)
                 child.run(request, pipes["report"][1])
             except BaseException:  # noqa: BLE001 - setting up the child failed: say why, then die
                 traceback.print_exc()
