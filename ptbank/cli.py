@@ -423,10 +423,10 @@ def _ledger(commands) -> None:
 def _run_ledger(args) -> int:
     from rich.console import Console
 
-    from .ledger import print_exposure, read_ledger
+    from .ledger import print_exposure, read_ledger_now
     from .loader import load_bank
 
-    print_exposure(load_bank(args.content), read_ledger(args.ledger), Console())
+    print_exposure(load_bank(args.content), read_ledger_now(args.ledger), Console())
     return 0
 
 

@@ -2,10 +2,12 @@
 
 It is what exposure control reads: how often each question has been given (a new sheet prefers
 the least used) and what each candidate has already seen (a new sheet never repeats it). A
-record is appended only after the sheet's files are written, under an exclusive lock, with one
-`write` of one whole line and an fsync, and the file is never rewritten: a crash can at worst
-leave a half-written last line, which the next run names (file:line) instead of guessing, and
-every earlier record stays as it was.
+sheet is issued under an exclusive lock held from reading the ledger to appending its record
+(`held_ledger`), so that two sheets drawn at once for one candidate cannot both miss the
+other. A record is appended only after the sheet's files are written, with one `write` of one
+whole line and an fsync, and the file is never rewritten: a crash can at worst leave a
+half-written last line, which the next run names (file:line) instead of guessing, and every
+earlier record stays as it was.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import fcntl
 import json
 import os
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -65,24 +69,61 @@ def read_ledger(path: Path) -> list[LedgerRecord]:
     return records
 
 
-def append_record(path: Path, record: LedgerRecord) -> None:
-    """Add one record at the end, atomically: one locked write of one whole line, synced.
+class HeldLedger:
+    """The ledger while this process holds its lock: the records as read under it, and the
+    one way to add one."""
 
-    Refuses to append after a damaged line, so that nothing is built on a ledger that cannot
+    def __init__(self, path: Path, fd: int):
+        self.path, self._fd = path, fd
+        self.records = read_ledger(path)
+
+    def append(self, record: LedgerRecord) -> None:
+        """Add one record at the end: one write of one whole line, synced."""
+        line = (json.dumps(record.model_dump(), ensure_ascii=False, sort_keys=True)
+                + "\n").encode()
+        if os.write(self._fd, line) != len(line):
+            raise PtbankError(f"{self.path}: the record could not be written whole (disk full?)")
+        os.fsync(self._fd)
+        self.records = [*self.records, record]
+
+
+@contextmanager
+def held_ledger(path: Path) -> Iterator[HeldLedger]:
+    """The ledger (created if absent), locked exclusively until the block ends: read, select
+    and append in it, and no other sheet reads the ledger in between.
+
+    Raises on a damaged line, so that nothing is drawn from or built on a ledger that cannot
     be read back.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = (json.dumps(record.model_dump(), ensure_ascii=False, sort_keys=True) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        read_ledger(path)
-        if os.write(fd, line) != len(line):
-            raise PtbankError(f"{path}: the record could not be written whole (disk full?)")
-        os.fsync(fd)
+        yield HeldLedger(path, fd)
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def read_ledger_now(path: Path) -> list[LedgerRecord]:
+    """read_ledger between two appends (under a shared lock), never halfway through one."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise PtbankError(f"{path}: cannot read the ledger ({exc.strerror})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        return read_ledger(path)
     finally:
         os.close(fd)
+
+
+def append_record(path: Path, record: LedgerRecord) -> None:
+    """Add one record at the end, under the lock (refused after a damaged line)."""
+    with held_ledger(path) as ledger:
+        ledger.append(record)
 
 
 def exposure(records: list[LedgerRecord]) -> Counter:

@@ -162,16 +162,20 @@ def _render(artifact: Artifact) -> None:
 
 
 def sheet_command(args) -> int:
-    from .ledger import append_record
+    from .ledger import held_ledger, read_ledger_now
     from .sheet import LEDGER_NAME, build_sheet
 
     bank = load_bank(args.content)
     reports = verification_gate(bank, draft=args.draft, jobs=None, sandbox=args.sandbox,
                                 content=args.content, reverify=args.reverify)
-    artifacts, issued = build_sheet(bank, args, reports)
-    write_artifacts(artifacts, jobs=None)
-    if issued is not None:
-        ledger = args.ledger or args.out / LEDGER_NAME
-        append_record(ledger, issued)
-        console.print(f"ptbank: sheet {issued.sheet} recorded in {ledger}")
+    path = args.ledger or args.out / LEDGER_NAME
+    if args.ledger_upto is not None:  # regenerating: the ledger's first records, unchanged
+        artifacts, _ = build_sheet(bank, args, reports, read_ledger_now(path))
+        write_artifacts(artifacts, jobs=None)
+        return 0
+    with held_ledger(path) as ledger:  # from reading it to recording this sheet
+        artifacts, issued = build_sheet(bank, args, reports, ledger.records)
+        write_artifacts(artifacts, jobs=None)
+        ledger.append(issued)
+    console.print(f"ptbank: sheet {issued.sheet} recorded in {path}")
     return 0

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from .artifacts import Artifact
 from .errors import PtbankError
-from .ledger import LedgerRecord, exposure, given_to, read_ledger
+from .ledger import LedgerRecord, exposure, given_to
 from .models import Bank, Kind, Level, Question
 from .render import PRINT_FORMATS
 from .render.document import Document, Item, Section, Stamp, build_date
@@ -293,13 +293,14 @@ def _topic_round_robin(questions: list[Question], rng: random.Random,
     return dealt
 
 
-def build_sheet(bank: Bank, args, reports) -> tuple[list[Artifact], LedgerRecord | None]:
-    """Both editions of one sheet in the requested formats, as artifacts to write, and the
-    ledger record to append once they are written (None when regenerating an earlier sheet)."""
+def build_sheet(bank: Bank, args, reports, records: list[LedgerRecord]
+                ) -> tuple[list[Artifact], LedgerRecord | None]:
+    """Both editions of one sheet in the requested formats, drawn against the ledger's
+    `records`, as artifacts to write, and the ledger record to append once they are written
+    (None when regenerating an earlier sheet)."""
     order = {topic: rank for rank, topic in enumerate(bank.topics)}
     topics = sorted(set(args.topics or ()), key=lambda t: (order.get(t, len(order)), t))
     ledger_path = args.ledger or args.out / LEDGER_NAME
-    records = read_ledger(ledger_path)
     upto = len(records) if args.ledger_upto is None else args.ledger_upto
     if upto > len(records):
         raise PtbankError(f"--ledger-upto {upto}: {ledger_path} holds {len(records)} record(s)")

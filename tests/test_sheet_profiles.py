@@ -224,3 +224,46 @@ def test_where_the_ledger_lives_does_not_change_the_sheet(content, tmp_path):
     assert first.questions == second.questions
     assert first.sheet == second.sheet
     assert str(there) in second.command, "the regenerate command still names its ledger"
+
+
+def test_concurrent_sheets_for_one_candidate_repeat_nothing(content, tmp_path, monkeypatch):
+    """Two `ptbank sheet` runs at once for one candidate: the ledger is read, the sheet drawn
+    and its record appended under one lock, so the second draws after the first is recorded.
+    Rendering is slowed down so that, unlocked, both would read the ledger before either
+    recorded its sheet."""
+    import threading
+    import time
+
+    from ptbank import pipeline
+    from ptbank.cli import build_parser
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764460800")
+    write = pipeline.write_artifacts
+
+    def slow_write(*args, **kwargs):
+        time.sleep(1)
+        write(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "write_artifacts", slow_write)
+    ledger = tmp_path / "ledger.jsonl"
+    args = build_parser().parse_args(
+        ["sheet", "--content", str(content), "--draft", "--format", "md", "--lang", "en",
+         "--out", str(tmp_path), "--profile", "role", "--minutes", "60", "--seed", "1",
+         "--candidate", "Ada", "--ledger", str(ledger)])
+    failures = []
+
+    def issue():
+        try:
+            pipeline.sheet_command(args)
+        except Exception as exc:  # reported below, not lost in the thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=issue) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not failures
+    first, second = read_ledger(ledger)
+    assert not set(first.questions) & set(second.questions)
+    assert first.sheet != second.sheet
