@@ -93,13 +93,49 @@ def test_bilingual_prints_chinese_then_english(built: Path):
 
 def test_content_is_data_not_markup(built: Path):
     md = (built / "ptbank-all-zh.md").read_text("utf-8")
-    assert '<script>alert("zh")</script>' in md          # kept as text in the Markdown ...
+    assert '\\<script>alert("zh")\\</script>' in md      # kept as text in the Markdown ...
     assert "{{ secret }}" in md and "{% raw %}raw{% endraw %}" in md   # ... never evaluated
     pdf = pdf_text(built / "ptbank-all-zh.pdf")
     assert '<script>alert("zh")</script>' in pdf and "{{ secret }}" in pdf
     from ptbank.render.html import markdown_to_html_body
     html = markdown_to_html_body(md, ["zh"])
     assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_markdown_artifact_shows_raw_html_as_text(tmp_path: Path):
+    """A Markdown viewer renders raw HTML: in the .md artifact, content's HTML is escaped so
+    that a viewer shows it as the text it is (the other formats parse without HTML)."""
+    from markdown_it import MarkdownIt
+
+    result = ptbank("build", "--content", str(FIXTURES / "render"), "--format", "md",
+                    "--level", "all", "--lang", "zh,en,bi", "--draft", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    viewer = MarkdownIt("commonmark").enable("table")  # raw HTML on, as GitHub and editors
+    for path in sorted(tmp_path.glob("*.md")):
+        tokens = viewer.parse(path.read_text("utf-8"))
+        raw = [t.content for token in tokens for t in [token, *(token.children or [])]
+               if t.type in ("html_inline", "html_block")
+               and not t.content.startswith("<!-- ptbank:answer-space")]
+        assert raw == [], path.name
+        shown = viewer.render(path.read_text("utf-8"))
+        assert "<script>" not in shown and "&lt;script&gt;alert(" in shown, path.name
+
+
+def test_escaping_raw_html_changes_nothing_the_other_formats_print():
+    """Every format but Markdown parses without HTML, where `\\<` and `<` print alike: the
+    escaped text of every question of the bank renders to the very same HTML."""
+    from ptbank.loader import load_bank
+    from ptbank.render.mdparse import parser
+    from ptbank.render.text import escape_raw_html
+
+    for content in (ROOT / "content", FIXTURES / "render"):
+        for q in load_bank(content).questions:
+            for lang in ("zh", "en"):
+                text = q.text(lang)
+                for markdown in (text.title, text.question, text.answer, *text.rubric,
+                                 *text.follow_ups, *text.checks):
+                    assert parser().render(escape_raw_html(markdown)) == \
+                        parser().render(markdown), (q.id, markdown)
 
 
 def test_cjk_emphasis_is_bold_everywhere(built: Path):

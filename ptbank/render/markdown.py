@@ -14,7 +14,7 @@ import jinja2
 
 from .document import Document
 from .labels import LABELS
-from .text import fix_cjk_emphasis
+from .text import escape_raw_html, fix_cjk_emphasis
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 _BACKTICKS = re.compile(r"`{3,}")
@@ -31,8 +31,10 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters["md"] = lambda text: fix_cjk_emphasis(text.strip())
-    env.filters["inline"] = lambda text: fix_cjk_emphasis(" ".join(text.split()))
+    # content is text: its raw HTML escaped, for Markdown viewers (text.escape_raw_html)
+    env.filters["md"] = lambda text: escape_raw_html(fix_cjk_emphasis(text.strip()))
+    env.filters["inline"] = lambda text: escape_raw_html(fix_cjk_emphasis(" ".join(text.split())))
+    env.filters["text"] = escape_raw_html
     env.filters["fenced"] = fenced
     env.globals["labels"] = LABELS
     return env

@@ -1,4 +1,4 @@
-"""Small text rules shared by every format: slugs, CJK emphasis, CJK line joining."""
+"""Small text rules shared by every format: slugs, CJK emphasis, CJK line joining, raw HTML."""
 
 from __future__ import annotations
 
@@ -25,6 +25,62 @@ def fix_cjk_emphasis(markdown: str) -> str:
     for i in range(0, len(parts), 2):  # even parts are outside code
         parts[i] = _STRONG_PAIR.sub(_move_punctuation_out, parts[i])
     return "".join(parts)
+
+
+_FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,})")
+_BLANK_LINE = re.compile(r"(\n[ \t]*\n)")
+_BACKTICKS = re.compile(r"`+")
+
+
+def escape_raw_html(markdown: str) -> str:
+    """Content's Markdown with every `<` outside code written `\\<`, so that a Markdown viewer
+    (which renders raw HTML) shows `<script>` as the text it is. Every other format parses
+    without raw HTML, where `\\<` prints as `<`: only the Markdown artifact reads differently.
+
+    Code is what the lint rules take it for: fenced blocks (a line that opens with ``` or
+    ~~~, indented or not) and code spans (a run of backticks to the next run as long, within
+    a paragraph); a `<` already escaped stays as it is.
+    """
+    out, prose, fence = [], [], None
+    for line in markdown.split("\n"):
+        opening = _FENCE_LINE.match(line)
+        if fence is None and not opening:
+            prose.append(line)
+            continue
+        if fence is None:
+            out += [_escape_prose("\n".join(prose))] if prose else []
+            prose, fence = [], opening.group(1)
+        elif (stripped := line.strip()) and set(stripped) == {fence[0]} \
+                and len(stripped) >= len(fence):
+            fence = None
+        out.append(line)
+    out += [_escape_prose("\n".join(prose))] if prose else []
+    return "\n".join(out)
+
+
+def _escape_prose(text: str) -> str:
+    """Paragraph by paragraph (a code span never crosses a blank line); blank lines kept."""
+    parts = _BLANK_LINE.split(text)
+    return "".join(part if i % 2 else _escape_paragraph(part) for i, part in enumerate(parts))
+
+
+def _escape_paragraph(text: str) -> str:
+    out, i = [], 0
+    while i < len(text):
+        char = text[i]
+        if char == "\\":  # an escape (`\\<`, `\\``) is kept with what it escapes
+            out.append(text[i: i + 2])
+            i += 2
+        elif char == "`":
+            run = _BACKTICKS.match(text, i).group()
+            close = re.compile(f"(?<!`){run}(?!`)").search(text, i + len(run))
+            end = close.end() if close else i + len(run)  # unclosed: literal backticks
+            out.append(text[i:end])
+            i = end
+        else:
+            out.append("\\<" if char == "<" else char)
+            i += 1
+    return "".join(out)
 
 
 def _move_punctuation_out(pair: re.Match) -> str:
