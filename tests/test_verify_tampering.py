@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import socket
+import time
 import uuid
 from pathlib import Path
 
@@ -27,7 +28,9 @@ from ptbank.verify.report import print_report, summary_line, to_json, to_junit
 from ptbank.verify.classify import classify
 from ptbank.verify.runner import Finished, Job, run_jobs
 
-from conftest import wait_until_gone
+from ptbank.verify.proctree import children
+
+from conftest import live_processes_with, wait_until_gone
 
 TAMPERING = Path(__file__).parent / "fixtures" / "verify-tampering"
 RUN_LIMIT = 120
@@ -113,6 +116,44 @@ def test_the_flood_is_noted_in_the_verdict(tampered):
     flood = tampered["results"]["flood-below-python"]
     assert flood.status is Status.passed
     assert any("stdout capped: 314,572,800 bytes written" in w for w in flood.warnings)
+
+
+DETACHES = """\
+import os, time
+if os.fork() == 0:
+    os.setsid()  # its own session and group: no group kill reaches it
+    if os.fork() == 0:
+        time.sleep(60)
+    os._exit(0)
+os.wait()
+"""
+
+
+def test_no_process_a_snippet_started_outlives_it_detached_or_not(tmp_path, process_token):
+    """A double-forked grandchild in a session of its own is gone as soon as its snippet is,
+    while the run goes on (not only when the zygote shuts down)."""
+    zygote = Zygote(tmp_path, zygote_env(tmp_path / "cache"), sandboxed=True)
+    alive_after: dict[str, list[str]] = {}
+
+    def look(done: Finished) -> None:  # bubblewrap and the zygote carry the token too
+        sandbox_pids = {zygote.proc.pid, *children(zygote.proc.pid)}
+        deadline = time.monotonic() + 5
+        while True:
+            alive = [p for p in live_processes_with(process_token)
+                     if int(p.split()[0]) not in sandbox_pids]
+            if not alive or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        alive_after[done.job.id] = alive
+
+    try:
+        zygote.wait_ready()
+        run_jobs(zygote, [Job("detaches", Snippet(id="detaches", code=DETACHES), 1.0),
+                          Job("after", Snippet(id="after", code="import time\ntime.sleep(1)"))],
+                 slots=1, threads=1, workdir=tmp_path, on_finish=look)
+    finally:
+        zygote.close()
+    assert alive_after == {"detaches": [], "after": []}
 
 
 def test_in_the_sandbox_a_snippet_cannot_stop_or_kill_the_zygote(tmp_path, no_hang,

@@ -298,3 +298,19 @@ def test_devices_are_probed_in_a_separate_process_only_when_the_answer_is_not_kn
     probed = requirements.probe_devices(built("2.15.0+cu132"))  # no GPU here all the same
     assert probed.why == "probed with torch 2.15.0+cu132"
     assert (probed.cuda, probed.gpus) == (False, 0)
+
+
+class ForgingZygote(FakeZygote):
+    """A zygote channel that also carries an exit for a job nobody started (a forged one)."""
+
+    def send(self, message: dict) -> None:
+        super().send(message)
+        if message["op"] == "run":
+            report = json.dumps({"outcome": "completed", "warnings": []})
+            self.outbox.append({"event": "exit", "job": "ghost", "status": 0, "report": report})
+
+
+def test_a_message_for_a_job_that_is_not_running_is_refused(tmp_path):
+    with pytest.raises(VerifierError, match="not about a snippet that is running"):
+        run_jobs(ForgingZygote(), [Job("real", Snippet(id="real", code="pass"))], slots=1,
+                 threads=1, workdir=tmp_path, on_finish=lambda done: None)

@@ -103,7 +103,7 @@ def visible_paths(python: str, *also: Path) -> tuple[Path, ...]:
     real = {path.resolve() for path in wanted if path.exists()}
     real = sorted(path for path in real if _is_hidden(path)
                   and not _within(path, [other for other in real if other != path]))
-    named = {Path(os.path.abspath(path)) for path in wanted} - set(real)
+    named = {Path(os.path.realpath(path.parent)) / path.name for path in wanted} - set(real)
     return (*real, *sorted(path for path in named if path.exists() and _is_hidden(path)
                            and not _within(Path(os.path.realpath(path.parent)), real)))
 
