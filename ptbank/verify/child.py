@@ -16,6 +16,7 @@ import os
 import random
 import resource
 import runpy
+import shutil
 import signal
 import sys
 import traceback
@@ -40,6 +41,8 @@ def run(request: dict, report_fd: int) -> NoReturn:
     faulthandler.enable(file=err, all_threads=True)
     faulthandler.register(STACK_SIGNAL, file=err, all_threads=True)
     _write_script(request["script"], request["code"])
+    if request.get("warm_cache"):
+        _copy_warm_cache(request["warm_cache"], os.environ["TORCHINDUCTOR_CACHE_DIR"])
     _seed(request["seed"], request["threads"])
     report = _execute(request["script"])
     if os.getpid() == me:  # a grandchild forked by the snippet must not report for it
@@ -62,6 +65,16 @@ def _write_script(script: str, code: str) -> None:
     with open(script, "w", encoding="utf-8") as handle:
         handle.write(code)
     os.chdir(folder)
+
+
+def _copy_warm_cache(source: str, target: str) -> None:
+    """The warm compile cache (warm.py), copied into the snippet's own: writable, as inductor
+    needs it, and whatever the snippet writes there stays in its own /tmp."""
+    for folder, _, files in os.walk(source):
+        into = os.path.join(target, os.path.relpath(folder, source))
+        os.makedirs(into, exist_ok=True)
+        for name in files:
+            shutil.copyfile(os.path.join(folder, name), os.path.join(into, name))
 
 
 def _text_stream(fd: int) -> io.TextIOWrapper:

@@ -22,6 +22,7 @@ import ptbank
 from ..errors import EXIT_FAILED, PtbankError
 from .proctree import kill_tree
 from .sandbox import kept_in_tmp, unavailable_because, visible_paths, wrap
+from .warm import warm_root
 
 DEFAULT_CACHE = Path("build/cache/verify")
 CLOSE_TIMEOUT = 3.0
@@ -46,15 +47,17 @@ class Zygote:
 
     The process starts importing torch at once; `wait_ready` names the extra modules it should
     import too and waits until it has. Its stderr goes to `workdir`/zygote.log. `sandboxed`:
-    it runs inside the sandbox (see sandbox.py), with `workdir` its only writable folder.
+    it runs inside the sandbox (see sandbox.py), with `writable` writable and `readable`
+    seen read-only wherever they live.
     """
 
     def __init__(self, workdir: Path, env: dict[str, str], python: str = sys.executable,
-                 sandboxed: bool = False, writable: tuple[Path, ...] = ()):
+                 sandboxed: bool = False, writable: tuple[Path, ...] = (),
+                 readable: tuple[Path, ...] = ()):
         self.log_path = workdir / "zygote.log"
         self.sandboxed = sandboxed
         command = [python, "-m", "ptbank.verify.zygote"]
-        visible = visible_paths(python) if sandboxed else ()
+        visible = visible_paths(python, *readable) if sandboxed else ()
         self.fence = ({"keep": kept_in_tmp((*visible, *(p.resolve() for p in writable)))}
                       if sandboxed else None)
         """What each snippet's fence needs to know (confine.enter); None: unconfined."""
@@ -136,8 +139,10 @@ class ZygoteLease:
         self.workdir = Path(self._tmp.name)
         self.python = os.path.abspath(python)
         self.sandboxed = sandboxed
+        warm = warm_root(cache_dir)
+        warm.mkdir(parents=True, exist_ok=True)  # what is bound in must exist at the start
         self.zygote = Zygote(self.workdir, zygote_env(cache_dir), self.python, sandboxed,
-                             writable)
+                             writable, readable=(warm.resolve(),))
 
     def close(self) -> None:
         try:

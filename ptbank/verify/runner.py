@@ -20,6 +20,7 @@ from pathlib import Path
 from ..models import Snippet
 from .child_report import clean, parse_report
 from .confine import SCRIPT
+from .warm import COMPILES
 from .launch import VerifierError, Zygote
 from .proctree import kill_tree
 
@@ -118,9 +119,12 @@ class _Running:
 
 
 def run_jobs(zygote: Zygote, jobs: list[Job], *, slots: int, threads: int, workdir: Path,
-             on_finish: Callable[[Finished], None]) -> None:
-    """Run every job, `slots` at a time, heaviest first; call on_finish as each one ends."""
-    batch = _Batch(zygote, workdir, threads, on_finish)
+             on_finish: Callable[[Finished], None], warm: Path | None = None) -> None:
+    """Run every job, `slots` at a time, heaviest first; call on_finish as each one ends.
+
+    `warm`: a compile cache (warm.py) that the snippets that compile start from.
+    """
+    batch = _Batch(zygote, workdir, threads, on_finish, warm)
     try:
         batch.run(deque(sorted(jobs, key=lambda j: -j.estimate)), slots)
     except VerifierError as exc:  # the zygote is gone: its snippets' groups are orphans
@@ -138,8 +142,8 @@ class _Batch:
     """The scheduling loop's state: what runs, since when, and what was asked to die."""
 
     def __init__(self, zygote: Zygote, workdir: Path, threads: int,
-                 on_finish: Callable[[Finished], None]):
-        self.zygote, self.workdir, self.threads = zygote, workdir, threads
+                 on_finish: Callable[[Finished], None], warm: Path | None = None):
+        self.zygote, self.workdir, self.threads, self.warm = zygote, workdir, threads, warm
         self.on_finish = on_finish
         self.running: dict[str, _Running] = {}
 
@@ -169,8 +173,9 @@ class _Batch:
 
     def _start(self, job: Job) -> None:
         files = _prepare(self.workdir, job, getattr(self.zygote, "sandboxed", False))
+        warm = self.warm and COMPILES.search(job.snippet.code) and str(self.warm)
         self.zygote.send({"op": "run", "job": job.id, **files, "code": job.snippet.code,
-                          "threads": self.threads,
+                          "warm_cache": warm or None, "threads": self.threads,
                           "seed": 0, "memory_mb": job.snippet.memory_mb,
                           "cap": OUTPUT_CAP})
         self.running[job.id] = _Running(job, files, time.monotonic())
@@ -191,7 +196,8 @@ class _Batch:
 
 def run_jobs_with_canary(zygote: Zygote, jobs: list[Job], *, slots: int, threads: int,
                          workdir: Path, on_finish: Callable[[Finished], None],
-                         canary_timeout: float = CANARY_TIMEOUT) -> None:
+                         canary_timeout: float = CANARY_TIMEOUT,
+                         warm: Path | None = None) -> None:
     """run_jobs, with the canary started first and alongside the others (not before them).
 
     The canary proves that a multi-threaded op still completes in a forked child. Results are
@@ -200,7 +206,7 @@ def run_jobs_with_canary(zygote: Zygote, jobs: list[Job], *, slots: int, threads
     """
     gate = _CanaryGate(on_finish)
     run_jobs(zygote, [_canary_job(canary_timeout), *jobs], slots=slots, threads=threads,
-             workdir=workdir, on_finish=gate)
+             workdir=workdir, on_finish=gate, warm=warm)
 
 
 def _canary_job(timeout: float) -> Job:
