@@ -9,7 +9,7 @@ does nothing, run many times), the snippets whose time differs most, and the rat
 totals. The target: the fence costs a cold verify of the real bank at most 15 %.
 
     .venv/bin/python bench/sandbox.py [--against REV] [--every N] [--only ID...] [--jobs N]
-                                      [--rounds R] [--empty K]
+                                      [--rounds R] [--empty K] [--sides SIDE...]
 
 --every N verifies every N-th question of the bank (all of them by default); each side runs in
 a process of its own, importing ptbank from its own tree.
@@ -34,9 +34,10 @@ RUN_ONE = textwrap.dedent("""\
     from ptbank.loader import load_bank
     from ptbank.verify import verify_bank
     content, only, jobs, sandbox = json.loads(sys.argv[1])
-    with tempfile.TemporaryDirectory() as cache:
+    with tempfile.TemporaryDirectory() as scratch:  # its compile-warm/ beside: cold too
         report = verify_bank(load_bank(Path(content)), jobs=jobs, only=only, use_cache=False,
-                             cache_dir=Path(cache), progress=False, sandbox=sandbox)
+                             cache_dir=Path(scratch) / "verify", progress=False,
+                             sandbox=sandbox)
     print(json.dumps({"elapsed": report.elapsed, "counts": report.counts,
                       "torch": report.torch_version,
                       "durations": {r.name: r.duration for r in report.results}}))
@@ -55,6 +56,8 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", default=None, metavar="ID")
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--sides", nargs="+", choices=SIDES, default=list(SIDES),
+                        help="which to run (the first two are the comparison that counts)")
     parser.add_argument("--empty", type=int, default=40, metavar="K",
                         help="snippets that do nothing, for the per-snippet cost (0: skip)")
     args = parser.parse_args()
@@ -70,21 +73,21 @@ def main() -> None:
             only = args.only or _every(args.content, args.every)
             if args.empty:
                 empty = _empty_bank(Path(scratch) / "empty", args.empty)
-                _compare(trees, empty, None, args.jobs, 1, "snippets that do nothing",
-                         per_snippet=args.empty)
-            _compare(trees, args.content, only, args.jobs, args.rounds, "the bank")
+                _compare(trees, args.sides, empty, None, args.jobs, 1,
+                         "snippets that do nothing", per_snippet=args.empty)
+            _compare(trees, args.sides, args.content, only, args.jobs, args.rounds, "the bank")
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
                             str(old_tree)], check=False)
     print(f"(compared with {against[:12]})")
 
 
-def _compare(trees: dict, content: Path, only: list[str] | None, jobs: int | None,
-             rounds: int, what: str, per_snippet: int = 0) -> None:
-    totals = dict.fromkeys(SIDES, 0.0)
-    durations: dict[str, dict[str, float]] = {side: {} for side in SIDES}
+def _compare(trees: dict, sides: list[str], content: Path, only: list[str] | None,
+             jobs: int | None, rounds: int, what: str, per_snippet: int = 0) -> None:
+    totals = dict.fromkeys(sides, 0.0)
+    durations: dict[str, dict[str, float]] = {side: {} for side in sides}
     for number in range(rounds):
-        order = SIDES if number % 2 == 0 else tuple(reversed(SIDES))
+        order = sides if number % 2 == 0 else list(reversed(sides))
         for side in order:
             tree, sandbox = trees[side]
             run = _run(tree, content, only, jobs, sandbox)
@@ -95,20 +98,21 @@ def _compare(trees: dict, content: Path, only: list[str] | None, jobs: int | Non
             for name, seconds in run["durations"].items():
                 durations[side][name] = durations[side].get(name, 0.0) + seconds
     if per_snippet:
-        for side in SIDES:
+        for side in sides:
             mean = sum(durations[side].values()) / max(len(durations[side]), 1)
             print(f"  {side:14}: {1000 * mean:6.1f} ms a snippet that does nothing")
-    else:
-        gaps = sorted(durations["fenced"], key=lambda n: (durations["shared sandbox"].get(n, 0)
-                                                          - durations["fenced"][n]))
-        print("  largest differences (seconds, fenced vs shared sandbox):")
+    elif len(sides) > 1:
+        first, second = sides[:2]
+        gaps = sorted(durations[first], key=lambda n: (durations[second].get(n, 0)
+                                                       - durations[first][n]))
+        print(f"  largest differences (seconds, {first} vs {second}):")
         for name in gaps[:8]:
-            print(f"    {durations['fenced'][name]:7.1f} "
-                  f"{durations['shared sandbox'].get(name, 0):7.1f}  {name}")
-    print(f"  fenced / shared sandbox: {totals['fenced'] / totals['shared sandbox']:.3f} "
-          f"({totals['fenced']:.1f} s / {totals['shared sandbox']:.1f} s); "
-          f"fenced / no sandbox: {totals['fenced'] / totals['no sandbox']:.3f} "
-          f"({run['torch']})", flush=True)
+            print(f"    {durations[first][name]:7.1f} {durations[second].get(name, 0):7.1f}  "
+                  f"{name}")
+    for other in sides[1:]:
+        print(f"  {sides[0]} / {other}: {totals[sides[0]] / totals[other]:.3f} "
+              f"({totals[sides[0]]:.1f} s / {totals[other]:.1f} s, torch {run['torch']})",
+              flush=True)
 
 
 def _run(tree: Path, content: Path, only, jobs, sandbox: bool) -> dict:

@@ -14,15 +14,19 @@ child, before a line of the snippet runs:
 - no capabilities (not even in its own namespaces) and no new privileges;
 - at most PROCESS_LIMIT tasks, and its shared memory watched against its budget.
 
-The process tree, three levels deep:
+The processes:
 
-    zygote ── fence (the forked child; relays the snippet's exit status as its own)
-                └─ init (pid 1 of the snippet's PID namespace: reaps, watches shared memory)
-                     └─ snippet (pid 2; runs the snippet)
+    zygote ── fence (the forked child: sets the namespaces up, watches the snippet's shared
+                │     memory, and ends as the snippet ended)
+                ├─ init (pid 1 of the snippet's PID namespace: `sh`, spawned rather than
+                │        forked, for a fork of torch's heap costs 10 ms; it lives as long as
+                │        the fence holds its stdin open)
+                └─ snippet (pid 2; its parent, the fence, is outside its namespace: getppid()
+                            is 0)
 
-When the snippet ends, init exits, and the kernel kills whatever is left in the namespace:
-no process a snippet started, detached or not, outlives it. Standard library only (ctypes):
-the zygote imports this before it forks.
+When the snippet ends, the fence kills init, and the kernel kills whatever is left in the
+namespace before init is reaped: no process a snippet started, detached or not, outlives it.
+Standard library only (ctypes): the zygote imports this before it forks.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ SCRIPT = f"{WORKDIR}/snippet.py"
 HOME = "/tmp/home"
 WATCH_INTERVAL = 0.05
 """Seconds between two looks at the snippet's shared memory."""
+INIT = ("/bin/sh", "-c", "read line")
+"""The namespace's pid 1: blocks on its stdin, the fence's lifeline, and ends at its EOF."""
 
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
 _CLONE_NEWPID, _CLONE_NEWNET = 0x20000000, 0x40000000
@@ -80,8 +86,8 @@ def enter(keep: list[str], memory_mb: int, stack_signal: int) -> None:
 
     `keep`: folders under /tmp that must stay visible (an interpreter's environment, ptbank,
     a test harness's folder); the private /tmp would hide them. `stack_signal`, sent to the
-    fence by the zygote, is passed on to the snippet. The fence and the init process never
-    return: they wait, and the fence exits with the snippet's own status.
+    fence by the zygote, is passed on to the snippet. The fence never returns: it waits, and
+    exits with the snippet's own status.
     """
     if os.geteuid() == 0:
         _become(NOBODY)
@@ -95,19 +101,22 @@ def enter(keep: list[str], memory_mb: int, stack_signal: int) -> None:
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
     _private_files(keep, memory_mb)
     _loopback_up()
-    status_r, status_w = os.pipe()
-    init = os.fork()
-    if init:
-        _fence(init, status_r, status_w, stack_signal)
-    _call(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
-    _mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV)
-    make_dumpable_never()  # before the fork: the snippet never sees init's status pipe open
+    lifeline_r, lifeline_w = os.pipe()  # init reads it: EOF, when the fence is gone, ends it
+    init = os.posix_spawn(INIT[0], INIT, {}, file_actions=[
+        (os.POSIX_SPAWN_DUP2, lifeline_r, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
+    os.close(lifeline_r)
+    ready_r, ready_w = os.pipe()
     snippet = os.fork()
     if snippet:
-        _init(snippet, status_r, status_w, memory_mb, stack_signal)
-    os.close(status_r)
-    os.close(status_w)
-    _call(_libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")  # as any program
+        os.close(ready_w)
+        _fence(snippet, init, ready_r, lifeline_w, memory_mb, stack_signal)
+    os.close(lifeline_w)
+    os.close(ready_r)
+    _call(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+    _mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV)
+    os.close(ready_w)  # the fence now sees the namespace's own /proc
     for folder in (WORKDIR, HOME):
         os.makedirs(folder, exist_ok=True)
     resource.setrlimit(resource.RLIMIT_NPROC, (PROCESS_LIMIT, PROCESS_LIMIT))
@@ -150,20 +159,28 @@ def _loopback_up() -> None:
                     struct.pack("16sH14x", b"lo", _IFF_UP | _IFF_LOOPBACK | _IFF_RUNNING))
 
 
-def _fence(init: int, status_r: int, status_w: int, stack_signal: int) -> NoReturn:
-    """Wait for the namespace's init; then end as the snippet ended (signal or exit code)."""
-    os.close(status_w)
-    _close_all_but(status_r)
-    make_dumpable_never()
-    signal.signal(stack_signal, lambda *_: _pass_on(init, stack_signal))
-    os.waitpid(init, 0)
-    data = os.read(status_r, 64)
-    if not data:  # init was killed first (the zygote's kill at a timeout): so was the snippet
-        _die_by(signal.SIGKILL)
-    try:
-        status = int(data)
-    except ValueError:  # not what init writes: take it as a crash
-        _die_by(signal.SIGKILL)
+def _fence(snippet: int, init: int, ready: int, lifeline: int, memory_mb: int,
+           stack_signal: int) -> NoReturn:
+    """Wait for the snippet, stopping it if its shared memory passes its budget; then end the
+    namespace, and end as the snippet ended (its signal, or its exit code)."""
+    _close_all_but(ready, lifeline)
+    make_dumpable_never()  # the snippet cannot open the fence's descriptors through /proc
+    signal.signal(stack_signal, lambda *_: _pass_on(snippet, stack_signal))
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
+    os.read(ready, 1)  # EOF: the snippet mounted its /proc (or is gone already)
+    limit_kib = _shared_kib() + (memory_mb << 10)
+    while True:
+        signal.sigtimedwait([signal.SIGCHLD], WATCH_INTERVAL)
+        pid, status = os.waitpid(snippet, os.WNOHANG)
+        if pid:
+            break
+        shared = _shared_kib()
+        if shared > limit_kib:
+            os.write(2, (f"\nptbank: the snippet's shared memory reached {shared >> 10} MiB, "
+                         f"over its limit of {memory_mb} MiB (memory_mb): killed\n").encode())
+            _pass_on(init, signal.SIGKILL)  # and with it every process of the namespace
+    _pass_on(init, signal.SIGKILL)
+    os.waitpid(init, 0)  # returns once the kernel has killed every process left in it
     if os.WIFSIGNALED(status):
         _die_by(os.WTERMSIG(status))
     os._exit(os.WEXITSTATUS(status))
@@ -173,40 +190,9 @@ def _die_by(number: int) -> NoReturn:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     with contextlib.suppress(ValueError, OSError):  # SIGKILL has no handler to reset
         signal.signal(number, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
     os.kill(os.getpid(), number)
     os._exit(128 + number)  # a signal that does not end a process by default
-
-
-def _init(snippet: int, status_r: int, status_w: int, memory_mb: int,
-          stack_signal: int) -> NoReturn:
-    """pid 1: reap every process, stop the snippet if its shared memory passes its budget.
-
-    When the snippet exits, its wait status goes to the fence, and init exits: the kernel then
-    kills every other process in the namespace.
-    """
-    os.close(status_r)
-    _close_all_but(status_w, 2)  # stderr stays: a memory kill is explained there
-    signal.signal(stack_signal, lambda *_: _pass_on(snippet, stack_signal))
-    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
-    limit_kib = _shared_kib() + (memory_mb << 10)
-    while True:
-        signal.sigtimedwait([signal.SIGCHLD], WATCH_INTERVAL)
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                pid = 0
-            if pid == snippet:
-                os.write(status_w, str(status).encode())
-                os._exit(0)
-            if pid == 0:
-                break
-        shared = _shared_kib()
-        if shared > limit_kib:
-            os.write(2, (f"\nptbank: the snippet's shared memory reached {shared >> 10} MiB, "
-                         f"over its limit of {memory_mb} MiB (memory_mb): killed\n").encode())
-            with contextlib.suppress(OSError):
-                os.kill(-1, signal.SIGKILL)  # every process of the namespace but init
 
 
 def _shared_kib() -> int:

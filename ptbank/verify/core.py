@@ -187,16 +187,20 @@ class _Run:
         threads = max(1, cores // slots)
         with early or ZygoteLease(self.cache_dir, self.interpreter.python, self.sandbox,
                                   self.writable) as lease:
-            warm = self._warm_cache(runnable, lease.workdir)  # while the zygote imports torch
-            started = lease.zygote.wait_ready(preload)
-            run_jobs_with_canary(lease.zygote, jobs, slots=slots, threads=threads,
-                                 workdir=lease.workdir, on_finish=self._finish, warm=warm)
-            if self.again:
-                run_jobs(lease.zygote, self.again, slots=slots, threads=threads,
-                         workdir=lease.workdir, on_finish=self._finish, warm=warm)
+            warm = self._warm_cache(runnable, lease.workdir)  # made beside the first snippets
+            try:
+                started = lease.zygote.wait_ready(preload)
+                run_jobs_with_canary(lease.zygote, jobs, slots=slots, threads=threads,
+                                     workdir=lease.workdir, on_finish=self._finish, warm=warm)
+                if self.again:
+                    run_jobs(lease.zygote, self.again, slots=slots, threads=threads,
+                             workdir=lease.workdir, on_finish=self._finish, warm=warm)
+            finally:
+                if warm:
+                    warm.close()
         return started
 
-    def _warm_cache(self, runnable: list[Target], workdir: Path) -> Path | None:
+    def _warm_cache(self, runnable: list[Target], workdir: Path) -> warm.WarmCache | None:
         """In the sandbox, the compile cache that snippets which compile start from (warm.py).
 
         Unconfined, snippets share a lasting compile cache already.
@@ -204,9 +208,9 @@ class _Run:
         if not self.sandbox or not warm.needed(t.snippet.code for t in runnable):
             return None
         versions = self.interpreter.versions
-        return warm.warm_cache(self.interpreter.python, self.cache_dir,
-                               f"{versions.torch}-{versions.python}", zygote_env(self.cache_dir),
-                               workdir / "warm-up.log")
+        return warm.WarmCache(self.interpreter.python, self.cache_dir,
+                              f"{versions.torch}-{versions.python}", zygote_env(self.cache_dir),
+                              workdir / "warm-up.log")
 
     def _finish(self, done: Finished) -> None:
         target = self.by_job[done.job.id]

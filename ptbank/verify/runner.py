@@ -20,7 +20,7 @@ from pathlib import Path
 from ..models import Snippet
 from .child_report import clean, parse_report
 from .confine import SCRIPT
-from .warm import COMPILES
+from .warm import COMPILES, WarmCache
 from .launch import VerifierError, Zygote
 from .proctree import kill_tree
 
@@ -39,6 +39,8 @@ STACK_GRACE = 0.5
 """Seconds between asking a snippet whose time is up for its stack and killing it."""
 KILL_GRACE = 10.0
 """Seconds the zygote has to report a snippet it was told to kill, before it is given up on."""
+WARM_POLL = 0.5
+"""Seconds between two looks at a warm cache still being made, with snippets waiting for it."""
 CANARY_ID = "canary"
 """The canary's job id; snippets' job ids are numbers."""
 _HEAVY_HINTS = ((re.compile(r"torch\.compile|torch\._inductor"), 12.0),
@@ -119,10 +121,11 @@ class _Running:
 
 
 def run_jobs(zygote: Zygote, jobs: list[Job], *, slots: int, threads: int, workdir: Path,
-             on_finish: Callable[[Finished], None], warm: Path | None = None) -> None:
+             on_finish: Callable[[Finished], None], warm: WarmCache | None = None) -> None:
     """Run every job, `slots` at a time, heaviest first; call on_finish as each one ends.
 
-    `warm`: a compile cache (warm.py) that the snippets that compile start from.
+    `warm`: a compile cache (warm.py) that the snippets that compile start from; while it is
+    still being made, they wait and the others run.
     """
     batch = _Batch(zygote, workdir, threads, on_finish, warm)
     try:
@@ -142,16 +145,22 @@ class _Batch:
     """The scheduling loop's state: what runs, since when, and what was asked to die."""
 
     def __init__(self, zygote: Zygote, workdir: Path, threads: int,
-                 on_finish: Callable[[Finished], None], warm: Path | None = None):
+                 on_finish: Callable[[Finished], None], warm: WarmCache | None = None):
         self.zygote, self.workdir, self.threads, self.warm = zygote, workdir, threads, warm
         self.on_finish = on_finish
         self.running: dict[str, _Running] = {}
 
     def run(self, queue: deque[Job], slots: int) -> None:
         while queue or self.running:
-            while queue and len(self.running) < slots:
-                self._start(queue.popleft())
-            for event in self.zygote.events(_wait_time(self.running.values())):
+            while len(self.running) < slots and (job := self._next(queue)):
+                self._start(job)
+            if not self.running and queue:  # only jobs that wait for the warm cache are left
+                self.warm.wait()
+                continue
+            wait = _wait_time(self.running.values())
+            if self.warm and self.warm.pending:
+                wait = min(wait if wait is not None else WARM_POLL, WARM_POLL)
+            for event in self.zygote.events(wait):
                 self._on_event(event)
             now = time.monotonic()
             for entry in self.running.values():
@@ -171,11 +180,21 @@ class _Batch:
                         "at its timeout: the zygote no longer answers (a snippet may have "
                         "stopped it with a signal)", snippets_named=True)
 
+    def _next(self, queue: deque[Job]) -> Job | None:
+        """The heaviest job that may start now: one that compiles waits for the warm cache."""
+        if not (self.warm and self.warm.pending):
+            return queue.popleft() if queue else None
+        for index, job in enumerate(queue):
+            if not COMPILES.search(job.snippet.code):
+                del queue[index]
+                return job
+        return None
+
     def _start(self, job: Job) -> None:
         files = _prepare(self.workdir, job, getattr(self.zygote, "sandboxed", False))
-        warm = self.warm and COMPILES.search(job.snippet.code) and str(self.warm)
+        warm = self.warm and COMPILES.search(job.snippet.code) and self.warm.path()
         self.zygote.send({"op": "run", "job": job.id, **files, "code": job.snippet.code,
-                          "warm_cache": warm or None, "threads": self.threads,
+                          "warm_cache": str(warm) if warm else None, "threads": self.threads,
                           "seed": 0, "memory_mb": job.snippet.memory_mb,
                           "cap": OUTPUT_CAP})
         self.running[job.id] = _Running(job, files, time.monotonic())
@@ -197,7 +216,7 @@ class _Batch:
 def run_jobs_with_canary(zygote: Zygote, jobs: list[Job], *, slots: int, threads: int,
                          workdir: Path, on_finish: Callable[[Finished], None],
                          canary_timeout: float = CANARY_TIMEOUT,
-                         warm: Path | None = None) -> None:
+                         warm: WarmCache | None = None) -> None:
     """run_jobs, with the canary started first and alongside the others (not before them).
 
     The canary proves that a multi-threaded op still completes in a forked child. Results are

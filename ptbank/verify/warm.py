@@ -3,11 +3,11 @@
 In the sandbox each snippet has a /tmp of its own, and its inductor cache is there: no snippet
 can plant a compiled kernel that a later one would load. But a cold cache makes the first
 torch.compile of every snippet pay for what all of them share (the C++ prelude of generated
-kernels, compiled once per cache: 8 s of a 19 s snippet on this 2-core machine). So before the
-snippets run, ptbank compiles a small training step itself, in a process of its own outside the
-sandbox (its own code, no snippet's), into build/cache/compile-warm/<build>/. Snippets see that
-folder read-only and start from a copy of it in their own /tmp. Standard library only: launch.py
-imports it before torch is needed.
+kernels, compiled once per cache: 8 s of a 19 s snippet on this 2-core machine). So while the
+first snippets run, ptbank compiles a small training step itself, in a process of its own
+outside the sandbox (its own code, no snippet's), into build/cache/compile-warm/<build>/, kept
+for later runs. Snippets see that folder read-only and start from a copy of it in their own
+/tmp. Standard library only: launch.py imports it before torch is needed.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -45,33 +46,73 @@ def warm_root(cache_dir: Path) -> Path:
     return cache_dir.parent / "compile-warm"
 
 
-def warm_cache(python: str, cache_dir: Path, build: str, env: dict[str, str],
-               log: Path) -> Path | None:
-    """The warm inductor cache for `build` (made now if missing); None if it cannot be made.
+class WarmCache:
+    """The warm inductor cache of one build: there already, or being made in the background.
 
-    Made in a temporary folder and renamed into place, so that a crash leaves none half made;
-    what the warm-up printed goes to `log`.
+    While it is being made, the snippets that do not compile run (runner.py holds the others
+    back). It is made in a temporary folder and renamed into place, so that a crash leaves
+    none half made; what the warm-up printed goes to `log`. If it fails or takes longer than
+    WARM_UP_TIMEOUT, snippets compile from a cold cache, as they would have anyway.
     """
-    root = warm_root(cache_dir)
-    target = root / re.sub(r"[^A-Za-z0-9.+-]", "_", build)
-    if target.is_dir():
-        return target / "inductor"
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".making-", dir=root))
-    try:
+
+    def __init__(self, python: str, cache_dir: Path, build: str, env: dict[str, str],
+                 log: Path):
+        root = warm_root(cache_dir)
+        self.target = root / re.sub(r"[^A-Za-z0-9.+-]", "_", build)
+        self._proc: subprocess.Popen | None = None
+        self._ready = self.target.is_dir()
+        if self._ready:
+            return
+        root.mkdir(parents=True, exist_ok=True)
+        self._staging = Path(tempfile.mkdtemp(prefix=".making-", dir=root))
+        self._began = time.monotonic()
         with open(log, "ab") as out:
-            done = subprocess.run([python, "-c", WARM_UP], env={
-                **env, "TORCHINDUCTOR_CACHE_DIR": str(staging / "inductor")},
-                stdout=out, stderr=out, timeout=WARM_UP_TIMEOUT, check=False)
-        if done.returncode != 0:
-            return None
-        _open_to_all(staging)  # mkdtemp and inductor's own temporary files are 0600/0700
-        os.rename(staging, target)
-        return target / "inductor"
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            self._proc = subprocess.Popen(
+                [python, "-c", WARM_UP], stdout=out, stderr=out,
+                env={**env, "TORCHINDUCTOR_CACHE_DIR": str(self._staging / "inductor")})
+
+    @property
+    def pending(self) -> bool:
+        """Whether it is still being made (a look, not a wait)."""
+        if self._proc is None:
+            return False
+        if self._proc.poll() is None and time.monotonic() - self._began < WARM_UP_TIMEOUT:
+            return True
+        self._finish()
+        return False
+
+    def path(self) -> Path | None:
+        """The cache to start from, once made; None while pending, or if it failed."""
+        return self.target / "inductor" if not self.pending and self._ready else None
+
+    def wait(self) -> None:
+        if self._proc is not None:
+            try:
+                self._proc.wait(max(WARM_UP_TIMEOUT - (time.monotonic() - self._began), 0))
+            except subprocess.TimeoutExpired:
+                pass
+            self._finish()
+
+    def close(self) -> None:
+        """Stop a warm-up still running (the run is over or aborted) and leave nothing."""
+        if self._proc is not None:
+            self._proc.kill()
+            self._finish()
+
+    def _finish(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        try:
+            if proc.returncode == 0:
+                _open_to_all(self._staging)  # mkdtemp's and inductor's own files are 0600
+                os.rename(self._staging, self.target)
+                self._ready = True
+        except OSError:
+            pass
+        finally:
+            shutil.rmtree(self._staging, ignore_errors=True)
 
 
 def _open_to_all(folder: Path) -> None:
