@@ -69,6 +69,12 @@ EXPECTED = {
     "escape-attempts/processes-are-bounded": Status.passed,
     "escape-attempts/leaves-files-behind": Status.passed,
     "escape-attempts/finds-nothing-left-behind": Status.passed,
+    "escape-attempts/no-user-namespace-below": Status.passed,
+    "escape-attempts/system-v-segments-are-counted": Status.crashed,
+    "escape-attempts/memfd-is-counted": Status.crashed,
+    "escape-attempts/holds-a-terminal": Status.passed,
+    "escape-attempts/sees-no-other-terminal": Status.passed,
+    "escape-attempts/init-is-out-of-reach": Status.passed,
 }
 
 
@@ -124,8 +130,8 @@ def test_report_is_in_bank_order_with_locations(hostile):
     assert [r.name for r in report.results] == expected
     first = report.results[0]
     assert first.where == bank.where(first.question_id, "snippets", 0)
-    assert report.counts == {"passed": 19, "failed": 8, "error": 2, "timeout": 1,
-                             "crashed": 5, "skipped": 3}
+    assert report.counts == {"passed": 23, "failed": 8, "error": 2, "timeout": 1,
+                             "crashed": 7, "skipped": 3}
 
 
 @pytest.mark.parametrize("name, excerpt", [
@@ -150,6 +156,8 @@ def test_report_is_in_bank_order_with_locations(hostile):
     ("escape-attempts/rewritten-victim", "assert torch.tensor([1.0, 2.0]).mean().item() == 2.0"),
     ("escape-attempts/forged-reply", "this verdict must stand: failed"),
     ("escape-attempts/shared-memory-is-bounded", "over its limit of 256 MiB (memory_mb)"),
+    ("escape-attempts/system-v-segments-are-counted", "over its limit of 256 MiB"),
+    ("escape-attempts/memfd-is-counted", "over its limit of 256 MiB"),
 ])
 def test_reason_quotes_the_decisive_excerpt(hostile, name, excerpt):
     assert excerpt in results(hostile)[name].reason
@@ -175,7 +183,7 @@ def test_library_warnings_are_recorded_not_failed(hostile):
 
 def test_summary_line(hostile):
     line = summary_line(hostile["report"])
-    assert line.startswith("ptbank: 19 passed, 8 failed, 2 errors, 1 timeout, 5 crashed, "
+    assert line.startswith("ptbank: 23 passed, 8 failed, 2 errors, 1 timeout, 7 crashed, "
                            "3 skipped (cuda, gpus>=2, ptbank_no_such_module) in ")
     assert line.endswith(f"torch {hostile['report'].torch_version}")
 
@@ -187,7 +195,7 @@ def test_json_view(hostile):
     assert data["ok"] is False
     assert data["torch_version"] == hostile["report"].torch_version
     assert data["python_version"].startswith("CPython 3.")
-    assert data["counts"]["crashed"] == 5
+    assert data["counts"]["crashed"] == 7
     segfault = next(r for r in data["results"] if r["snippet_id"] == "segfault")
     assert segfault["question_id"] == "process-hazards"
     assert segfault["status"] == "crashed" and "SIGSEGV" in segfault["reason"]
@@ -198,7 +206,7 @@ def test_junit_view(hostile):
     root = ET.fromstring(to_junit([hostile["report"]]))
     suite = root.find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors"),
-            suite.get("skipped")) == ("38", "8", "8", "3")
+            suite.get("skipped")) == ("44", "8", "10", "3")
     cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
     assert cases[("process-hazards", "endless-loop")].find("error").get("type") == "timeout"
     assert cases[("claims-and-expectations", "wrong-exception")].find("failure") is not None

@@ -16,17 +16,16 @@ child, before a line of the snippet runs:
 
 The processes:
 
-    zygote ── fence (the forked child: sets the namespaces up, watches the snippet's shared
-                │     memory, and ends as the snippet ended)
-                ├─ init (pid 1 of the snippet's PID namespace: `sh`, spawned rather than
-                │        forked, for a fork of torch's heap costs 10 ms; it lives as long as
-                │        the fence holds its stdin open)
-                └─ snippet (pid 2; its parent, the fence, is outside its namespace: getppid()
-                            is 0)
+    zygote ── fence (the forked child: sets the namespaces up, ends as the snippet ended)
+                └─ init (pid 1 of the snippet's PID namespace: reaps, watches the snippet's
+                     │    shared memory; non-dumpable, so that no snippet can trace it or open
+                     │    its descriptors)
+                     └─ snippet (pid 2; runs the snippet)
 
-When the snippet ends, the fence kills init, and the kernel kills whatever is left in the
-namespace before init is reaped: no process a snippet started, detached or not, outlives it.
-Standard library only (ctypes): the zygote imports this before it forks.
+When the snippet ends, init exits, and the kernel kills every other process of the namespace
+before the fence can reap init: no process a snippet started, detached or not, outlives it.
+The fence and init die with their parents (PR_SET_PDEATHSIG). Standard library only (ctypes):
+the zygote imports this before it forks.
 """
 
 from __future__ import annotations
@@ -54,12 +53,11 @@ SCRIPT = f"{WORKDIR}/snippet.py"
 HOME = "/tmp/home"
 WATCH_INTERVAL = 0.05
 """Seconds between two looks at the snippet's shared memory."""
-INIT = ("/bin/sh", "-c", "read line")
-"""The namespace's pid 1: blocks on its stdin, the fence's lifeline, and ends at its EOF."""
 
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
 _CLONE_NEWPID, _CLONE_NEWNET = 0x20000000, 0x40000000
-_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND = 0x2, 0x4, 0x8, 0x1000
+_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
 _SYS_OPEN_TREE, _SYS_MOVE_MOUNT = 428, 429  # the same number on every architecture
 _OPEN_TREE_CLONE, _OPEN_TREE_CLOEXEC, _AT_RECURSIVE = 1, 0o2000000, 0x8000
 _MOVE_MOUNT_F_EMPTY_PATH, _AT_FDCWD = 0x4, -100
@@ -87,7 +85,8 @@ def enter(keep: list[str], memory_mb: int, stack_signal: int) -> None:
     `keep`: folders under /tmp that must stay visible (an interpreter's environment, ptbank,
     a test harness's folder); the private /tmp would hide them. `stack_signal`, sent to the
     fence by the zygote, is passed on to the snippet. The fence never returns: it waits, and
-    exits with the snippet's own status.
+    exits with the snippet's own status. RLIMIT_NPROC is set before init and the snippet exist,
+    and counts them and the fence.
     """
     if os.geteuid() == 0:
         _become(NOBODY)
@@ -99,27 +98,27 @@ def enter(keep: list[str], memory_mb: int, stack_signal: int) -> None:
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    _write("/proc/sys/user/max_user_namespaces", "0")  # none below: no capabilities regained
     _private_files(keep, memory_mb)
     _loopback_up()
-    lifeline_r, lifeline_w = os.pipe()  # init reads it: EOF, when the fence is gone, ends it
-    init = os.posix_spawn(INIT[0], INIT, {}, file_actions=[
-        (os.POSIX_SPAWN_DUP2, lifeline_r, 0),
-        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
-    os.close(lifeline_r)
-    ready_r, ready_w = os.pipe()
-    snippet = os.fork()
-    if snippet:
-        os.close(ready_w)
-        _fence(snippet, init, ready_r, lifeline_w, memory_mb, stack_signal)
-    os.close(lifeline_w)
-    os.close(ready_r)
+    resource.setrlimit(resource.RLIMIT_NPROC, (PROCESS_LIMIT, PROCESS_LIMIT))
+    limit_kib = _shared_kib("self") + (memory_mb << 10)  # on top of what it inherits
+    status_r, status_w = os.pipe()
+    init = os.fork()
+    if init:
+        _fence(init, status_r, status_w, stack_signal)
     _call(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
     _mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV)
-    os.close(ready_w)  # the fence now sees the namespace's own /proc
+    make_dumpable_never()  # before the fork: the snippet never sees init's status pipe open
+    snippet = os.fork()
+    if snippet:
+        _init(snippet, status_r, status_w, limit_kib, memory_mb, stack_signal)
+    os.close(status_r)
+    os.close(status_w)
+    _call(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+    _call(_libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")  # as any program
     for folder in (WORKDIR, HOME):
         os.makedirs(folder, exist_ok=True)
-    resource.setrlimit(resource.RLIMIT_NPROC, (PROCESS_LIMIT, PROCESS_LIMIT))
     _drop_capabilities()
 
 
@@ -130,7 +129,7 @@ def _become(uid: int) -> None:
 
 
 def _private_files(keep: list[str], memory_mb: int) -> None:
-    """A fresh /tmp (with `keep` put back) and /dev/shm, in this process's own mount namespace."""
+    """A fresh /tmp (with `keep` put back), /dev/shm and /dev/pts, in its own mount namespace."""
     _mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE)
     kept = [(path, _clone_tree(path)) for path in keep]
     _mount(b"tmpfs", b"/tmp", b"tmpfs", _MS_NOSUID | _MS_NODEV,
@@ -143,6 +142,11 @@ def _private_files(keep: list[str], memory_mb: int) -> None:
     if os.path.isdir("/dev/shm"):
         _mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV,
                f"size={memory_mb}m,mode=1777".encode())
+    if os.path.isdir("/dev/pts"):  # terminals of its own: no other snippet's pty to read
+        _mount(b"devpts", b"/dev/pts", b"devpts", _MS_NOSUID | _MS_NOEXEC,
+               b"newinstance,ptmxmode=0666,mode=0620")
+        if not os.path.islink("/dev/ptmx"):
+            _mount(b"/dev/pts/ptmx", b"/dev/ptmx", None, _MS_BIND)
 
 
 def _clone_tree(path: str) -> int:
@@ -159,31 +163,53 @@ def _loopback_up() -> None:
                     struct.pack("16sH14x", b"lo", _IFF_UP | _IFF_LOOPBACK | _IFF_RUNNING))
 
 
-def _fence(snippet: int, init: int, ready: int, lifeline: int, memory_mb: int,
-           stack_signal: int) -> NoReturn:
-    """Wait for the snippet, stopping it if its shared memory passes its budget; then end the
-    namespace, and end as the snippet ended (its signal, or its exit code)."""
-    _close_all_but(ready, lifeline)
-    make_dumpable_never()  # the snippet cannot open the fence's descriptors through /proc
+def _fence(init: int, status_r: int, status_w: int, stack_signal: int) -> NoReturn:
+    """Wait for the namespace's init; then end as the snippet ended (its signal, or its exit
+    code). No status from init means it was killed, the snippet with it (a timeout)."""
+    os.close(status_w)
+    _close_all_but(status_r)
+    make_dumpable_never()
+    signal.signal(stack_signal, lambda *_: _pass_on(init, stack_signal))
+    os.waitpid(init, 0)
+    data = os.read(status_r, 64)
+    try:
+        status = int(data)
+    except ValueError:
+        _die_by(signal.SIGKILL)
+    if os.WIFSIGNALED(status):
+        _die_by(os.WTERMSIG(status))
+    os._exit(os.WEXITSTATUS(status))
+
+
+def _init(snippet: int, status_r: int, status_w: int, limit_kib: int, memory_mb: int,
+          stack_signal: int) -> NoReturn:
+    """pid 1: reap every process, kill the snippet if its shared memory passes `limit_kib`.
+
+    When the snippet exits, its wait status goes to the fence, and init exits: the kernel then
+    kills every other process of the namespace.
+    """
+    os.close(status_r)
+    _close_all_but(status_w, 2)  # stderr stays: a memory kill is explained there
     signal.signal(stack_signal, lambda *_: _pass_on(snippet, stack_signal))
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
-    os.read(ready, 1)  # EOF: the snippet mounted its /proc (or is gone already)
-    limit_kib = _shared_kib() + (memory_mb << 10)
     while True:
         signal.sigtimedwait([signal.SIGCHLD], WATCH_INTERVAL)
-        pid, status = os.waitpid(snippet, os.WNOHANG)
-        if pid:
-            break
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                pid = 0
+            if pid == snippet:
+                os.write(status_w, str(status).encode())
+                os._exit(0)
+            if pid == 0:
+                break
         shared = _shared_kib()
         if shared > limit_kib:
             os.write(2, (f"\nptbank: the snippet's shared memory reached {shared >> 10} MiB, "
                          f"over its limit of {memory_mb} MiB (memory_mb): killed\n").encode())
-            _pass_on(init, signal.SIGKILL)  # and with it every process of the namespace
-    _pass_on(init, signal.SIGKILL)
-    os.waitpid(init, 0)  # returns once the kernel has killed every process left in it
-    if os.WIFSIGNALED(status):
-        _die_by(os.WTERMSIG(status))
-    os._exit(os.WEXITSTATUS(status))
+            with contextlib.suppress(OSError):
+                os.kill(-1, signal.SIGKILL)  # every process of the namespace but init
 
 
 def _die_by(number: int) -> NoReturn:
@@ -195,15 +221,30 @@ def _die_by(number: int) -> NoReturn:
     os._exit(128 + number)  # a signal that does not end a process by default
 
 
-def _shared_kib() -> int:
-    """Resident shared memory (shared mappings, /dev/shm, memfd) of the namespace's processes."""
-    total = 0
-    for name in os.listdir("/proc"):
-        if name.isdigit() and name != "1":
-            with contextlib.suppress(OSError):
-                with open(f"/proc/{name}/status", "rb") as status:
-                    found = _SHMEM.search(status.read())
-                total += int(found.group(1)) if found else 0
+def _shared_kib(only: str | None = None) -> int:
+    """Shared memory the namespace's processes hold (or `only` one's): what they map of it
+    (shared mappings, /dev/shm), memfd files they hold open, System V segments of their IPC
+    namespace, mapped or not. Private memory each process has is bounded by RLIMIT_DATA."""
+    total, memfds = 0, set()
+    names = [only] if only else [n for n in os.listdir("/proc") if n.isdigit() and n != "1"]
+    for name in names:
+        with contextlib.suppress(OSError):
+            with open(f"/proc/{name}/status", "rb") as status:
+                found = _SHMEM.search(status.read())
+            total += int(found.group(1)) if found else 0
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{name}/fd"):
+                with contextlib.suppress(OSError):
+                    if os.readlink(f"/proc/{name}/fd/{fd}").startswith("/memfd:"):
+                        held = os.stat(f"/proc/{name}/fd/{fd}")
+                        if (held.st_dev, held.st_ino) not in memfds:
+                            memfds.add((held.st_dev, held.st_ino))
+                            total += held.st_blocks // 2
+    if only is None:
+        with contextlib.suppress(OSError):
+            with open("/proc/sysvipc/shm", encoding="ascii") as segments:
+                rows = segments.read().splitlines()[1:]
+            total += sum(int(row.split()[14]) >> 10 for row in rows if len(row.split()) > 14)
     return total
 
 

@@ -1,10 +1,10 @@
 """The sandbox every snippet runs in: bubblewrap around the zygote and all it forks.
 
 Content arrives in pull requests, and verifying it runs its code. bubblewrap fences the run in:
-the machine read-only; a private /tmp; /root, /home and /run (D-Bus, database and other
-sockets) replaced by empty folders, and the shadow files by empty files; what the zygote
-imports from (ptbank, the interpreter's environment and its base installation) put back
-wherever it lives, /tmp and /root included; no network beyond a loopback of its own; no
+the machine read-only; a private /tmp; /var/tmp, /root, /home, /run (D-Bus, database and
+other sockets), /srv, /mnt and /media replaced by empty folders, and the shadow files by empty
+files; what the zygote imports from (ptbank, the interpreter's environment and its base
+installation) put back wherever it lives, /tmp and /root included; no network beyond a loopback of its own; no
 capabilities but the three the fence needs to hand each snippet a lesser user (root only), and
 none of them reach a snippet. When ptbank goes, the sandbox goes with it (--die-with-parent).
 Inside it, confine.py fences every snippet in once more: its own namespaces, /tmp, /proc and
@@ -38,8 +38,8 @@ HOME = "/tmp/home"
 PRIVATE_ENV = {"HOME": HOME, "TMPDIR": "/tmp", "XDG_CACHE_HOME": "/tmp/cache",
                "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor", "TRITON_CACHE_DIR": "/tmp/triton"}
 """Caches a snippet could otherwise poison for later ones: on its own /tmp, gone with it."""
-HIDDEN = ("/tmp", "/root", "/home", "/run")
-"""Folders the sandbox replaces by empty ones (/var/run is /run); what lives there is hidden."""
+HIDDEN = ("/tmp", "/var/tmp", "/root", "/home", "/run", "/srv", "/mnt", "/media")
+"""Folders the sandbox replaces by empty ones (/var/run is /run): users' files and sockets."""
 SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
 """Files replaced by empty ones: readable by root, and so by a snippet run as root."""
 FENCE_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL")
@@ -103,7 +103,8 @@ def visible_paths(python: str, *also: Path) -> tuple[Path, ...]:
     real = {path.resolve() for path in wanted if path.exists()}
     real = sorted(path for path in real if _is_hidden(path)
                   and not _within(path, [other for other in real if other != path]))
-    named = {Path(os.path.realpath(path.parent)) / path.name for path in wanted} - set(real)
+    named = ({Path(os.path.abspath(path)) for path in wanted}  # as the zygote is started
+             | {Path(os.path.realpath(path.parent)) / path.name for path in wanted}) - set(real)
     return (*real, *sorted(path for path in named if path.exists() and _is_hidden(path)
                            and not _within(Path(os.path.realpath(path.parent)), real)))
 
