@@ -31,7 +31,7 @@ from ..atomic import write_text_atomic
 from ..models import Snippet
 from .results import CACHEABLE, SnippetResult, Status
 
-VERIFIER_VERSION = "5"
+VERIFIER_VERSION = "6"
 """Bump when the child's environment or the classification changes: every verdict reruns."""
 _IMPORT = re.compile(r"^\s*(?:import|from)\s+([A-Za-z_]\w*)", re.M)
 _SKIP_MODULES = frozenset(sys.stdlib_module_names) | {"torch", "__future__"}
