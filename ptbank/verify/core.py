@@ -186,7 +186,7 @@ class _Run:
                  if self.head_start and not self.writable else None)
         threads = max(1, cores // slots)
         with early or ZygoteLease(self.cache_dir, self.interpreter.python, self.sandbox,
-                                  self.writable) as lease:
+                                  self.writable, self.interpreter.import_path) as lease:
             warm = self._warm_cache(runnable, lease.workdir)  # made beside the first snippets
             try:
                 started = lease.zygote.wait_ready(preload)

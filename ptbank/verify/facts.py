@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import platform
 import re
 import sys
@@ -66,7 +67,14 @@ def facts(modules: list[str]) -> dict:
     """Everything the verifier asks of an interpreter, for the given modules."""
     return {"torch": torch_version(), "python": python_version(),
             "modules": {m: module_version(m) for m in modules},
-            "importable": {m: importable(m) for m in modules}}
+            "importable": {m: importable(m) for m in modules},
+            "path": import_path()}
+
+
+def import_path() -> list[str]:
+    """The folders this interpreter imports from (its .pth files' included): the sandbox must
+    show them wherever they live."""
+    return [p for p in sys.path if os.path.isabs(p)]
 
 
 @cache

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterable
 from functools import cached_property
+from pathlib import Path
 
 from ..errors import PtbankError
 from . import facts
@@ -50,6 +51,14 @@ class Interpreter:
             return Versions(torch=facts.torch_version(), python=facts.python_version())
         self.learn(())
         return Versions(torch=self._known["torch"], python=self._known["python"])
+
+    @property
+    def import_path(self) -> tuple[Path, ...]:
+        """The folders it imports from, for the sandbox to show (facts.import_path)."""
+        if self.is_current:
+            return tuple(map(Path, facts.import_path()))
+        self.learn(())
+        return tuple(map(Path, self._known.get("path", ())))
 
     def module_version(self, module: str) -> str | None:
         if self.is_current:

@@ -21,6 +21,7 @@ import ptbank
 
 from ..errors import EXIT_FAILED, PtbankError
 from .proctree import kill_tree
+from .facts import import_path
 from .sandbox import kept_in_tmp, unavailable_because, visible_paths, wrap
 from .warm import warm_root
 
@@ -57,7 +58,8 @@ class Zygote:
         self.log_path = workdir / "zygote.log"
         self.sandboxed = sandboxed
         command = [python, "-m", "ptbank.verify.zygote"]
-        visible = visible_paths(python, *readable) if sandboxed else ()
+        imports = [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        visible = visible_paths(python, *readable, *imports) if sandboxed else ()
         self.fence = ({"keep": kept_in_tmp((*visible, *(p.resolve() for p in writable)))}
                       if sandboxed else None)
         """What each snippet's fence needs to know (confine.enter); None: unconfined."""
@@ -134,7 +136,7 @@ class ZygoteLease:
     """A zygote with its own temporary folder; closing it stops the one and removes the other."""
 
     def __init__(self, cache_dir: Path, python: str = sys.executable, sandboxed: bool = True,
-                 writable: tuple[Path, ...] = ()):
+                 writable: tuple[Path, ...] = (), readable: tuple[Path, ...] = ()):
         self._tmp = tempfile.TemporaryDirectory(prefix="ptbank-verify-")
         self.workdir = Path(self._tmp.name)
         self.python = os.path.abspath(python)
@@ -142,7 +144,7 @@ class ZygoteLease:
         warm = warm_root(cache_dir)
         warm.mkdir(parents=True, exist_ok=True)  # what is bound in must exist at the start
         self.zygote = Zygote(self.workdir, zygote_env(cache_dir), self.python, sandboxed,
-                             writable, readable=(warm.resolve(),))
+                             writable, readable=(warm.resolve(), *readable))
 
     def close(self) -> None:
         try:
@@ -172,7 +174,8 @@ class HeadStart:
         cold = not use_cache or not _holds_verdicts(cache_dir)
         if sandboxed and unavailable_because():
             cold = False  # verify will refuse, and say why
-        self._lease = ZygoteLease(cache_dir, sandboxed=sandboxed) if cold else None
+        self._lease = (ZygoteLease(cache_dir, sandboxed=sandboxed,
+                                   readable=tuple(map(Path, import_path()))) if cold else None)
 
     def take(self, python: str, sandboxed: bool = True) -> ZygoteLease | None:
         """The early zygote if it runs `python` as asked, now the caller's to close; else None."""
