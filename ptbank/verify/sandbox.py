@@ -105,8 +105,10 @@ def visible_paths(python: str, *also: Path) -> tuple[Path, ...]:
                   and not _within(path, [other for other in real if other != path]))
     named = ({Path(os.path.abspath(path)) for path in wanted}  # as the zygote is started
              | {Path(os.path.realpath(path.parent)) / path.name for path in wanted}) - set(real)
-    return (*real, *sorted(path for path in named if path.exists() and _is_hidden(path)
-                           and not _within(Path(os.path.realpath(path.parent)), real)))
+    named = [path for path in named if path.exists() and _is_hidden(path)
+             and not _within(path, real)]
+    return (*real, *sorted(path for path in named  # one put back inside another is there
+                           if not _within(path, [other for other in named if other != path])))
 
 
 def _within(path: Path, folders: list[Path]) -> bool:
