@@ -101,14 +101,22 @@ def visible_paths(python: str, *also: Path) -> tuple[Path, ...]:
     wanted = [Path(ptbank.__file__).resolve().parent, environment,
               Path(os.path.realpath(python)).parent.parent, *_venv_home(environment), *also]
     real = {path.resolve() for path in wanted if path.exists()}
-    real = sorted(path for path in real if _is_hidden(path)
-                  and not _within(path, [other for other in real if other != path]))
+    real = {path for path in real if _is_hidden(path)}
+    covering = [path for path in real if _open_to_all(path)]  # a closed one covers nothing
+    real = sorted(path for path in real
+                  if not _within(path, [other for other in covering if other != path])
+                  and not (path not in covering  # closed, and others in it: put back alone
+                           and any(path in other.parents for other in real)))
     named = ({Path(os.path.abspath(path)) for path in wanted}  # as the zygote is started
              | {Path(os.path.realpath(path.parent)) / path.name for path in wanted}) - set(real)
-    named = [path for path in named if path.exists() and _is_hidden(path)
-             and not _within(path, real)]
+    named = [path for path in named if path.exists() and path != path.resolve()
+             and _is_hidden(path) and not _within(path, real)]  # the symlinks' own paths
     return (*real, *sorted(path for path in named  # one put back inside another is there
                            if not _within(path, [other for other in named if other != path])))
+
+
+def _open_to_all(folder: Path) -> bool:
+    return os.stat(folder).st_mode & 0o005 == 0o005
 
 
 def _within(path: Path, folders: list[Path]) -> bool:
