@@ -75,7 +75,7 @@ def test_a_snippet_that_compiles_gets_a_copy_it_cannot_write_back(tmp_path, monk
     from ptbank.verify.interpreter import Interpreter
 
     versions = Interpreter.current().versions
-    source = warm_root(cache_dir) / f"{versions.torch}-{versions.python}".replace(" ", "_")
+    source = warm_module.folder(cache_dir, f"{versions.torch}-{versions.python}")
     kernel = source / "inductor" / "fx" / "kernel.so"
     kernel.parent.mkdir(parents=True)
     kernel.write_text("made by ptbank")

@@ -131,9 +131,9 @@ def run_jobs(zygote: Zygote, jobs: list[Job], *, slots: int, threads: int, workd
     try:
         batch.run(deque(sorted(jobs, key=lambda j: -j.estimate)), slots)
     except VerifierError as exc:  # the zygote is gone: its snippets' groups are orphans
-        for entry in batch.running.values():
-            if entry.pid and not getattr(zygote, "sandboxed", False):  # else: pids of its own
-                kill_tree(entry.pid)  # namespace, and the sandbox dies whole with the zygote
+        for entry in batch.running.values():  # the zygote shares ptbank's PID namespace
+            if entry.pid:
+                kill_tree(entry.pid)
         names = ", ".join(e.job.label for e in batch.running.values() if e.job.id != CANARY_ID)
         if names and not exc.snippets_named:
             raise VerifierError(f"{exc}\nrunning at the time: {names}",

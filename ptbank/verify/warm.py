@@ -58,7 +58,7 @@ class WarmCache:
     def __init__(self, python: str, cache_dir: Path, build: str, env: dict[str, str],
                  log: Path):
         root = warm_root(cache_dir)
-        self.target = root / re.sub(r"[^A-Za-z0-9.+-]", "_", build)
+        self.target = folder(cache_dir, build)
         self._proc: subprocess.Popen | None = None
         self._ready = self.target.is_dir()
         if self._ready:
@@ -115,9 +115,14 @@ class WarmCache:
             shutil.rmtree(self._staging, ignore_errors=True)
 
 
-def _open_to_all(folder: Path) -> None:
+def folder(cache_dir: Path, build: str) -> Path:
+    """The warm cache of one build (`torch-python`, e.g. 2.15.0+cu132-CPython 3.11.7)."""
+    return warm_root(cache_dir) / re.sub(r"[^A-Za-z0-9.+-]", "_", build)
+
+
+def _open_to_all(tree: Path) -> None:
     """Readable by all (snippets run as nobody when ptbank runs as root), writable by none."""
-    for path in (folder, *folder.rglob("*")):
+    for path in (tree, *tree.rglob("*")):
         if not path.is_symlink():
             os.chmod(path, 0o555 if path.is_dir() else 0o444)
 
