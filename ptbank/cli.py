@@ -26,6 +26,8 @@ examples:
   ptbank build --format pdf --level advanced
   ptbank sheet --level intermediate --minutes 45 --seed 7
   ptbank new view-vs-reshape --topic tensors --level beginner
+  ptbank practice rope                write rope.py, a starter file for the task
+  ptbank grade rope rope.py           score it against the task's hidden checks
 
 exit status: 0 ok · 1 verification failed · 2 bad content or usage
 """
@@ -60,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ptbank {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for register in (_lint, _stats, _new, _schema, _doctor, _verify, _drift, _cache,
-                     _build, _sheet, _ledger):
+                     _build, _sheet, _ledger, _grade, _practice):
         register(commands)
     return parser
 
@@ -428,6 +430,74 @@ def _run_ledger(args) -> int:
 
     print_exposure(load_bank(args.content), read_ledger_now(args.ledger), Console())
     return 0
+
+
+# --- grade, practice -------------------------------------------------------------------
+
+def _grade(commands) -> None:
+    p = _command(commands, "grade", "score code against a coding task's hidden checks",
+                 "Runs each FILE in place of the task's reference solution, against its\n"
+                 "numbered checks, in the verifier's sandbox under the task's time and memory\n"
+                 "limits, and reports each check as passed or failed, with what it compared.\n"
+                 "A file that is not Python, or lacks a name the checks call, is not\n"
+                 "gradable (it scores nothing, and says why). Output runs in the same\n"
+                 "process as the checks: grading is for practice and interviews, not a\n"
+                 "fence against a candidate who attacks the checks.\n"
+                 "\n"
+                 "  ptbank grade rope attempt.py                  one file, check by check\n"
+                 "  ptbank grade rope attempt.py --json r.json    PrairieLearn results.json\n"
+                 "  ptbank grade rope submissions/                every .py, in parallel;\n"
+                 "                                                one JSON each in --json DIR\n"
+                 "  ptbank grade rope a.py --sheet 7F3K --candidate A12   record in the ledger\n"
+                 "\n"
+                 "Exit status: 0 graded (whatever the score) · 1 a file was not gradable\n"
+                 "· 2 usage error (unknown task, missing file).")
+    _content_option(p)
+    p.add_argument("task", metavar="TASK", help="the coding task's question id, e.g. rope")
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE",
+                   help="submission files, or folders of them (every .py inside)")
+    p.add_argument("--json", type=Path, metavar="PATH",
+                   help="one file: write its results.json here; several: the folder for one "
+                        "JSON each (default then: build/grades/TASK/)")
+    p.add_argument("--lang", default="en", choices=["zh", "en"],
+                   help="language of the check descriptions (default: %(default)s)")
+    p.add_argument("--sheet", metavar="ID", help="the sheet the task was given on")
+    p.add_argument("--candidate", metavar="LABEL", help="whose submission it is (with --sheet)")
+    p.add_argument("--ledger", type=Path, default=Path("build/sheets/ledger.jsonl"),
+                   metavar="FILE", help="the ledger to record the grade in (default: "
+                                        "%(default)s)")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="submissions graded at once (default: number of CPU cores)")
+    _sandbox_option(p)
+    p.set_defaults(handler=_run_grade)
+
+
+def _run_grade(args) -> int:
+    from .grade.command import run_grade_command
+
+    return run_grade_command(args)
+
+
+def _practice(commands) -> None:
+    p = _command(commands, "practice", "write a starter file for a coding task",
+                 "The question as a docstring, and the signatures and docstrings of what the\n"
+                 "task's checks call, with no solution; grade your attempt with `ptbank grade`.\n"
+                 "\n"
+                 "  ptbank practice rope            writes rope.py\n"
+                 "  ptbank grade rope rope.py")
+    _content_option(p)
+    p.add_argument("task", metavar="TASK", help="the coding task's question id")
+    p.add_argument("--out", type=Path, metavar="FILE",
+                   help="where to write it (default: TASK.py, dashes as underscores)")
+    p.add_argument("--lang", default="en", choices=["zh", "en"])
+    p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    p.set_defaults(handler=_run_practice, output_files=("out",))
+
+
+def _run_practice(args) -> int:
+    from .grade.command import run_practice_command
+
+    return run_practice_command(args)
 
 
 def _at_least(minimum: int):

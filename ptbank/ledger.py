@@ -44,7 +44,30 @@ class LedgerRecord(BaseModel):
     """The command that regenerates it."""
 
 
-def read_ledger(path: Path) -> list[LedgerRecord]:
+class GradeRecord(BaseModel):
+    """One submission graded against a coding task of a sheet (`ptbank grade --sheet`)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    grade: str
+    """The task (question id) graded."""
+    sheet: str
+    """The sheet it was on."""
+    candidate: str
+    date: str
+    points: float
+    max_points: float
+    checks: dict[str, str]
+    """Check number → outcome (passed, failed, error, memory, timeout, crashed, not_run)."""
+    sha256: str
+    """Of the submission graded: which file the points are for."""
+    torch: str
+
+
+Entry = LedgerRecord | GradeRecord
+
+
+def read_ledger(path: Path) -> list[Entry]:
     """Every record, oldest first; an absent ledger is empty, a damaged line an error."""
     try:
         raw = Path(path).read_bytes()
@@ -59,7 +82,9 @@ def read_ledger(path: Path) -> list[LedgerRecord]:
     records = []
     for number, line in enumerate(lines[:-1], 1):
         try:
-            records.append(LedgerRecord.model_validate(json.loads(line.decode("utf-8"))))
+            data = json.loads(line.decode("utf-8"))
+            kind = GradeRecord if isinstance(data, dict) and "grade" in data else LedgerRecord
+            records.append(kind.model_validate(data))
         except ValidationError as exc:
             error = exc.errors()[0]
             where = ".".join(map(str, error["loc"])) or "record"
@@ -77,7 +102,7 @@ class HeldLedger:
         self.path, self._fd = path, fd
         self.records = read_ledger(path)
 
-    def append(self, record: LedgerRecord) -> None:
+    def append(self, record: Entry) -> None:
         """Add one record at the end: one write of one whole line, synced."""
         line = (json.dumps(record.model_dump(), ensure_ascii=False, sort_keys=True)
                 + "\n").encode()
@@ -120,29 +145,39 @@ def read_ledger_now(path: Path) -> list[LedgerRecord]:
         os.close(fd)
 
 
-def append_record(path: Path, record: LedgerRecord) -> None:
+def append_record(path: Path, record: Entry) -> None:
     """Add one record at the end, under the lock (refused after a damaged line)."""
     with held_ledger(path) as ledger:
         ledger.append(record)
 
 
-def exposure(records: list[LedgerRecord]) -> Counter:
+def sheets(records: list[Entry]) -> list[LedgerRecord]:
+    """The records of sheets issued, without the grades."""
+    return [r for r in records if isinstance(r, LedgerRecord)]
+
+
+def grades(records: list[Entry]) -> list[GradeRecord]:
+    return [r for r in records if isinstance(r, GradeRecord)]
+
+
+def exposure(records: list[Entry]) -> Counter:
     """Question id → how many sheets gave it."""
-    return Counter(qid for record in records for qid in record.questions)
+    return Counter(qid for record in sheets(records) for qid in record.questions)
 
 
-def given_to(records: list[LedgerRecord], candidate: str | None) -> set[str]:
+def given_to(records: list[Entry], candidate: str | None) -> set[str]:
     """Every question a candidate has been given (none for an unnamed candidate)."""
     if candidate is None:
         return set()
-    return {qid for record in records if record.candidate == candidate
+    return {qid for record in sheets(records) if record.candidate == candidate
             for qid in record.questions}
 
 
-def print_exposure(bank, records: list[LedgerRecord], console) -> None:
+def print_exposure(bank, entries: list[Entry], console) -> None:
     """Exposure per question (most given first) and per profile, as tables."""
     from rich.table import Table
 
+    records = sheets(entries)
     counts = exposure(records)
     if not records:
         console.print("the ledger is empty: no sheet has been issued yet")
@@ -173,6 +208,43 @@ def print_exposure(bank, records: list[LedgerRecord], console) -> None:
                          str(len(used)), str(len(eligible)) if profile else "",
                          f"{min(spread)}–{max(spread)}")
     console.print(profiles)
+    print_grade_statistics(grades(entries), console)
+
+
+def grade_statistics(records: list[GradeRecord]) -> list[dict]:
+    """Per task graded: how many grades and candidates, the mean score, and how often each
+    check failed, which tells the check that separates candidates from the one everyone
+    passes. A candidate graded twice for one sheet counts by the last grade."""
+    last = {}
+    for record in records:
+        last[(record.grade, record.sheet, record.candidate)] = record
+    rows = []
+    for task in sorted({r.grade for r in last.values()}):
+        mine = [r for r in last.values() if r.grade == task]
+        numbers = sorted({n for r in mine for n in r.checks}, key=int)
+        rows.append({
+            "task": task, "grades": len(mine),
+            "candidates": len({r.candidate for r in mine}),
+            "mean": sum(r.points / r.max_points for r in mine if r.max_points) / len(mine),
+            "fails": {n: sum(r.checks.get(n) != "passed" for r in mine) / len(mine)
+                      for n in numbers}})
+    return rows
+
+
+def print_grade_statistics(records: list[GradeRecord], console) -> None:
+    from rich.table import Table
+
+    rows = grade_statistics(records)
+    if not rows:
+        return
+    table = Table(title="grades per task (the last grade of each candidate and sheet)")
+    for column in ("task", "grades", "candidates", "mean score", "failed, per check"):
+        table.add_column(column)
+    for row in rows:
+        fails = "  ".join(f"{n}: {share:.0%}" for n, share in row["fails"].items())
+        table.add_row(row["task"], str(row["grades"]), str(row["candidates"]),
+                      f"{row['mean']:.0%}", fails)
+    console.print(table)
 
 
 def _damaged(path: Path, number: int, why: str) -> PtbankError:

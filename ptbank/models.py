@@ -177,6 +177,9 @@ class Question(_Strict):
     """The English text."""
     snippets: list[Snippet] = Field(min_length=1)
     """Code run by the verifier; at least one must check a claim."""
+    check_points: list[Annotated[int, Field(ge=1, le=100)]] = []
+    """Points of each numbered check of a coding task's hidden test, in order (default: 1
+    each): `ptbank grade` scores by them, and interviewer editions print them by the checks."""
 
     def text(self, lang: Lang | str) -> LocalizedText:
         return self.zh if Lang(lang) is Lang.zh else self.en

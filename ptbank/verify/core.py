@@ -61,7 +61,8 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
                 progress: bool = True, head_start: HeadStart | None = None,
                 interpreter: Interpreter | None = None, sandbox: bool = True,
                 sandbox_writable: tuple[Path, ...] = (), record: Record | None = None,
-                imported: bool = True) -> VerifyReport:
+                imported: bool = True, keep_output: bool = False,
+                retry: bool = True) -> VerifyReport:
     """Verify the bank's snippets (or those named in `only`) and return the typed report.
 
     `interpreter` is the torch build to verify under (default: the one ptbank runs under).
@@ -74,6 +75,8 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
     `imported`: whether verdicts brought into the cache by `ptbank cache import` count; without
     it (`verify --record`, `--check-record`) those snippets run here, and their own verdicts
     replace the imported ones.
+    `keep_output`: each result carries the head of its snippet's stdout (grading reads it).
+    `retry`: give a snippet that errored, crashed or timed out one more run (RETRIED).
     """
     began = time.perf_counter()
     if sandbox:
@@ -99,7 +102,7 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
     view = make_progress(progress, total=len(targets), done=len(results))
     try:
         run = _Run(interpreter, cache, cache_dir, view, results, head_start,
-                   sandbox and (*sandbox_writable,))
+                   sandbox and (*sandbox_writable,), keep_output=keep_output, retry=retry)
         zygote_start = run.verify(todo, slots) if todo else None
     except VerifierError as exc:
         raise VerificationAborted(exc, VerifyReport(
@@ -140,8 +143,10 @@ class _Run:
 
     def __init__(self, interpreter: Interpreter, cache: ResultCache | None, cache_dir: Path,
                  view, results: dict, head_start: HeadStart | None,
-                 sandbox: tuple[Path, ...] | bool):
+                 sandbox: tuple[Path, ...] | bool, *, keep_output: bool = False,
+                 retry: bool = True):
         self.interpreter = interpreter
+        self.keep_output, self.retry = keep_output, retry
         self.sandbox, self.writable = sandbox is not False, sandbox or ()
         """Whether snippets run in the sandbox; which folders it leaves writable besides."""
         self.cache, self.cache_dir, self.view, self.results = cache, cache_dir, view, results
@@ -216,7 +221,7 @@ class _Run:
         target = self.by_job[done.job.id]
         status, reason, warnings = classify(target.snippet, done)
         self.timings[target.name] = done.duration
-        if status in RETRIED and target.name not in self.first_attempts:
+        if self.retry and status in RETRIED and target.name not in self.first_attempts:
             first_line = reason.splitlines()[0] if reason else ""
             self.first_attempts[target.name] = f"{status.value}: {first_line}"
             again = Job(f"{done.job.id}-again", target.snippet, done.duration, target.name)
@@ -226,7 +231,8 @@ class _Run:
         result = SnippetResult(target.question_id, target.snippet.id, status, done.duration,
                                reason, warnings, where=target.where,
                                first_attempt=self.first_attempts.get(target.name, ""),
-                               key=target.key, grew_mb=growth_mb(done.report))
+                               key=target.key, grew_mb=growth_mb(done.report),
+                               output=done.stdout if self.keep_output else "")
         if self.cache:
             self.cache.put(target.key, result)
         self._record(target, result)

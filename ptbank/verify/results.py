@@ -86,6 +86,8 @@ class SnippetResult:
     """MiB of resident memory the snippet used at its peak beyond what its process started
     with (torch's own, inherited): a measure of what its `memory_mb` budget must cover.
     None when not measured."""
+    output: str = ""
+    """The kept head of its standard output, when the run was asked to keep it (grading)."""
 
     @property
     def name(self) -> str:
