@@ -30,8 +30,15 @@ def _solutions() -> list[tuple[str, str]]:
 def test_the_hidden_test_passes_the_reference_and_rejects_each_wrong_solution(
         verdicts, question_id, solution):
     verdict = verdicts[(question_id, solution)]
-    assert verdict.as_expected, (
-        f"{question_id}: {solution} -> {verdict.status.value}: {verdict.reason[:500]}")
+    grade = verdict.grade
+    assert verdict.as_expected, f"{question_id}: {solution} -> {verdict.reason[:500]}"
+    if solution == "reference":
+        assert grade.score == 1.0 and grade.failed_checks() == []
+    else:  # less than full marks, and the check that caught it is named with its assertion
+        assert grade.score < 1.0
+        caught = [c for c in grade.checks if c.outcome.value == "failed"]
+        assert caught and all("AssertionError" in c.message for c in caught)
+        assert all(c.description["en"] and c.description["zh"] for c in caught)
 
 
 def test_every_task_with_split_checks_has_wrong_solutions_and_every_folder_a_task():
@@ -51,10 +58,11 @@ def test_a_toothless_check_and_a_wrong_name_are_both_caught_by_the_harness():
     assert verdicts["reference"].as_expected
     assert verdicts["identity"].as_expected                       # check 2 catches it
     assert verdicts["absolute-value"].as_expected                 # an edit of the reference
+    assert verdicts["identity"].grade.failed_checks() == [2]
     slipped = verdicts["wrong-below-minus-five"]                  # the checks are too weak
-    assert slipped.status.value == "passed" and not slipped.as_expected
-    misnamed = verdicts["misnamed"]                               # fails, but not on a check
-    assert misnamed.status.value == "error" and "NameError" in misnamed.reason
+    assert slipped.grade.score == 1.0 and not slipped.as_expected
+    misnamed = verdicts["misnamed"]                               # not gradable: no `relu`
+    assert not misnamed.grade.gradable and "`relu`" in misnamed.reason
     assert not misnamed.as_expected
 
 

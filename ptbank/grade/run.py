@@ -70,31 +70,43 @@ def grade_submissions(bank: Bank, task: GradingTask, submissions: list[Submissio
                       jobs: int | None = None, progress: bool = False, head_start=None,
                       sandbox: bool = True) -> list[Grade]:
     """A grade for each submission, in the order given."""
+    return grade_pairs(bank, [(task, s) for s in submissions], jobs=jobs, progress=progress,
+                       head_start=head_start, sandbox=sandbox)
+
+
+def grade_pairs(bank: Bank, pairs: list[tuple[GradingTask, Submission]], *,
+                jobs: int | None = None, progress: bool = False, head_start=None,
+                sandbox: bool = True) -> list[Grade]:
+    """A grade for each (task, submission), in the order given, from one verification run."""
     from ..verify import verify_bank
 
-    why = {i: ungradable_because(task, s) for i, s in enumerate(submissions)}
-    runnable = [i for i, reason in why.items() if not reason]
-    snippets = [Snippet(id=f"submission-{i}", code=graded_program(
-        task, submissions[i].source.decode("utf-8")), show=Show.hidden,
-        timeout=task.test.timeout, memory_mb=task.test.memory_mb,
-        requires=task.test.requires) for i in runnable]
+    why = [ungradable_because(task, s) for task, s in pairs]
+    by_task: dict[str, list[Snippet]] = {}
+    for index, (task, submission) in enumerate(pairs):
+        if not why[index]:
+            by_task.setdefault(task.id, []).append(Snippet(
+                id=f"submission-{index}", code=graded_program(
+                    task, submission.source.decode("utf-8")), show=Show.hidden,
+                timeout=task.test.timeout, memory_mb=task.test.memory_mb,
+                requires=task.test.requires))
     results: dict[int, SnippetResult] = {}
     torch = ""
-    if snippets:
-        question = task.question.model_copy(update={"snippets": snippets})
-        graded = bank.model_copy(update={"questions": (question,)})
-        report = verify_bank(graded, jobs=jobs, use_cache=False, progress=progress,
-                             head_start=head_start, sandbox=sandbox, keep_output=True,
-                             retry=False)
+    if by_task:
+        tasks = {task.id: task for task, _ in pairs}
+        questions = tuple(tasks[qid].question.model_copy(update={"snippets": snippets})
+                          for qid, snippets in by_task.items())
+        report = verify_bank(bank.model_copy(update={"questions": questions}), jobs=jobs,
+                             use_cache=False, progress=progress, head_start=head_start,
+                             sandbox=sandbox, keep_output=True, retry=False)
         torch = report.torch_version
         results = {int(r.snippet_id.rsplit("-", 1)[1]): r for r in report.results}
     grades = []
-    for index, submission in enumerate(submissions):
+    for index, (task, submission) in enumerate(pairs):
         digest = hashlib.sha256(submission.source).hexdigest()
         if why[index]:
             grades.append(Grade(task.id, submission.name, False, why[index], sha256=digest))
-            continue
-        grades.append(_read_grade(task, submission.name, results[index], digest, torch))
+        else:
+            grades.append(_read_grade(task, submission.name, results[index], digest, torch))
     return grades
 
 

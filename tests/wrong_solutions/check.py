@@ -1,10 +1,11 @@
 """Prove a coding task's hidden test has teeth: it passes the reference solution and rejects
 every deliberately wrong one kept in tests/wrong_solutions/<question-id>/*.py.
 
-A hidden test is the reference solution, a `# --- checks ---` line, then the checks. Each wrong
-solution replaces everything above that line; the checks must then fail on an assertion (status
-`failed`), not on a NameError or a crash, so that a wrong solution is caught for being wrong.
-Everything runs through the real verifier (sandbox, limits) under the torch ptbank runs under.
+A hidden test is the reference solution, a `# --- checks ---` line, then the checks. Each
+solution is graded as `ptbank grade` grades a candidate's file (ptbank/grade: the real verifier,
+its sandbox and limits, under the torch ptbank runs under): the reference must get full marks,
+and each wrong solution must fail at least one numbered check on an assertion (outcome
+`failed`), not only on a NameError or a crash, so that it is caught for being wrong.
 
 A wrong solution is either a whole program (`NAME.py`) or, where it is the reference with a
 mistake or two put in (a bug hunt's program with one bug left), an edit of the reference
@@ -27,36 +28,46 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptbank.grade.results import Grade, Outcome
+from ptbank.grade.run import Submission, grade_pairs
+from ptbank.grade.task import grading_task
 from ptbank.loader import load_bank
-from ptbank.models import CHECKS_MARKER, Bank, Question, Show, Snippet
-from ptbank.verify import Status, verify_bank
+from ptbank.models import CHECKS_MARKER, Question, Show, Snippet
 
 HERE = Path(__file__).resolve().parent
 CONTENT = HERE.parents[1] / "content"
-WRONG_PREFIX = "wrong-"
 SUFFIXES = (".py", ".edit")
 _BLOCK = re.compile(r"^<<<<<<< reference\n(.*?)^=======\n(.*?)^>>>>>>> wrong$", re.M | re.S)
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """How one solution (the reference or a wrong one) fared against a task's checks."""
+    """How one solution (the reference or a wrong one) was graded against a task's checks."""
 
     question_id: str
     solution: str
     """`reference`, or the wrong solution's file stem."""
-    status: Status
-    reason: str
+    grade: Grade
 
     @property
     def as_expected(self) -> bool:
+        if not self.grade.gradable:
+            return False
         if self.solution == "reference":
-            return self.status is Status.passed
-        return self.status is Status.failed and "AssertionError" in self.reason
+            return self.grade.points == self.grade.max_points
+        return any(c.outcome is Outcome.failed for c in self.grade.checks)
+
+    @property
+    def reason(self) -> str:
+        """Which checks did not pass and how, or why the solution was not gradable."""
+        if not self.grade.gradable:
+            return f"not gradable: {self.grade.message}"
+        return "; ".join(f"check {c.number} {c.outcome.value}: "
+                         f"{c.message.splitlines()[-1] if c.message else ''}"
+                         for c in self.grade.checks if c.outcome is not Outcome.passed)
 
 
 def tasks_with_wrong_solutions(solutions: Path = HERE) -> list[str]:
@@ -95,39 +106,24 @@ def hidden_test(question: Question) -> Snippet:
     raise LookupError(f"{question.id}: no hidden snippet has a `{CHECKS_MARKER}` line")
 
 
-def with_wrong_solutions(bank: Bank, question_id: str,
-                         solutions: Path = HERE) -> tuple[Bank, list[str]]:
-    """The bank with one extra hidden snippet per wrong solution of `question_id`, and the
-    `question/snippet` names to run: the hidden test first, then each wrong solution."""
-    question = bank.question(question_id)
-    test = hidden_test(question)
-    reference, checks = test.solution_and_checks
-    extra = [test.model_copy(update={
-        "id": f"{WRONG_PREFIX}{path.stem}",
-        "code": f"{wrong_code(path, reference).rstrip()}\n\n{CHECKS_MARKER}\n{checks}",
-    }) for path in solution_files(solutions / question_id)]
-    if not extra:
-        raise LookupError(f"{question_id}: no wrong solutions in {solutions / question_id}")
-    changed = question.model_copy(update={"snippets": [*question.snippets, *extra]})
-    questions = tuple(changed if q.id == question_id else q for q in bank.questions)
-    names = [f"{question_id}/{s.id}" for s in (test, *extra)]
-    return bank.model_copy(update={"questions": questions}), names
-
-
 def judge(question_ids: list[str], content: Path = CONTENT, solutions: Path = HERE,
           jobs: int | None = None, progress: bool = False) -> list[Verdict]:
-    """Run each task's hidden test with its reference solution and with each wrong one."""
+    """Grade each task's reference solution and each of its wrong ones, with `ptbank grade`'s
+    machinery, in one verification run."""
     bank = load_bank(content)
-    names: list[str] = []
+    pairs, names = [], []
     for question_id in question_ids:
-        bank, more = with_wrong_solutions(bank, question_id, solutions)
-        names += more
-    with tempfile.TemporaryDirectory(prefix="ptbank-wrong-") as cache:
-        report = verify_bank(bank, only=names, use_cache=False, cache_dir=Path(cache),
-                             jobs=jobs, progress=progress)
-    return [Verdict(r.question_id, r.snippet_id.removeprefix(WRONG_PREFIX)
-                    if r.snippet_id.startswith(WRONG_PREFIX) else "reference",
-                    r.status, r.reason) for r in report.results]
+        task = grading_task(bank.question(question_id))
+        files = solution_files(solutions / question_id)
+        if not files:
+            raise LookupError(f"{question_id}: no wrong solutions in {solutions / question_id}")
+        pairs.append((task, Submission("reference", task.reference.encode())))
+        names.append((question_id, "reference"))
+        for path in files:
+            pairs.append((task, Submission(path.name, wrong_code(path, task.reference).encode())))
+            names.append((question_id, path.stem))
+    grades = grade_pairs(bank, pairs, jobs=jobs, progress=progress)
+    return [Verdict(qid, name, grade) for (qid, name), grade in zip(names, grades)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,9 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = judge(args.ids or tasks_with_wrong_solutions(), jobs=args.jobs, progress=True)
     for v in verdicts:
         mark = "ok  " if v.as_expected else "BAD "
-        expected = "passes" if v.solution == "reference" else "is rejected by an assertion"
-        print(f"{mark}{v.question_id}: {v.solution} {expected}? {v.status.value}"
-              + (f" — {v.reason.splitlines()[0][:150]}" if v.reason else ""))
+        expected = ("gets full marks" if v.solution == "reference"
+                    else "fails a check's assertion")
+        g = v.grade
+        score = f"{g.points:g}/{g.max_points:g}" if g.gradable else "not gradable"
+        print(f"{mark}{v.question_id}: {v.solution} {expected}? {score}"
+              + (f" — {v.reason[:200]}" if v.reason else ""))
     return 0 if all(v.as_expected for v in verdicts) else 1
 
 
