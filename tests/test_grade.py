@@ -202,3 +202,18 @@ def test_practice_writes_a_starter_that_grades_as_not_yet_written(tmp_path, caps
     data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert data["gradable"] and data["score"] == 0
     assert all("NotImplementedError: write scale_rows" in t["output"] for t in data["tests"])
+
+
+def test_the_checks_print_their_points_and_the_site_shows_how_to_practise(tmp_path):
+    for fmt in ("md", "html"):
+        assert main(["build", "--content", str(CONTENT), "--format", fmt, "--level", "beginner",
+                     "--lang", "zh,en", "--answers", "--draft", "--out", str(tmp_path)]) == 0
+    key = (tmp_path / "ptbank-beginner-en-answers.md").read_text(encoding="utf-8")
+    assert "1. every row is scaled by its weight *(2 pt)*" in key
+    assert "3. an empty batch gives an empty result *(1 pt)*" in key
+    assert f"`ptbank grade {TASK} FILE`" in key
+    assert "每一行乘以对应的权重 *(2 分)*" in (
+        tmp_path / "ptbank-beginner-zh-answers.md").read_text(encoding="utf-8")
+    page = (tmp_path / "site" / "en" / "coding.html").read_text(encoding="utf-8")
+    assert '<p class="practice" lang="en">Practise: <code>ptbank practice scale-rows</code>' in page
+    assert "<code>ptbank grade scale-rows scale_rows.py</code>" in page

@@ -43,6 +43,8 @@ class QuestionView:
     """(summary, HTML) of each folded part: answer, rubric, follow-ups, checks."""
     search: str
     """Lower-cased text the search box matches: title, question, tags, topic."""
+    practice: Markup | None = None
+    """For a coding task that can be graded: how to practise it (`ptbank practice`)."""
 
     @property
     def id(self) -> str:
@@ -91,7 +93,18 @@ def _question_view(doc: Document, item: Item, topic: str) -> QuestionView:
              for lang in doc.langs]
     words += question.tags + [item.topic_name(lang) for lang in doc.langs]
     return QuestionView(item, topic, shown, tuple(folds),
-                        " ".join(" ".join(words).lower().split()))
+                        " ".join(" ".join(words).lower().split()), _practice(doc, question))
+
+
+def _practice(doc: Document, question) -> Markup | None:
+    """The commands that practise a coding task, when its hidden test has numbered checks."""
+    if not question.zh.checks:
+        return None
+    file = question.id.replace("-", "_") + ".py"
+    lines = [label(lang, "practice_hint", task=question.id, file=file) for lang in doc.langs]
+    return Markup("".join(
+        f'<p class="practice" lang="{html_lang(lang)}">{_inline_html(line)}</p>'
+        for lang, line in zip(doc.langs, lines)))
 
 
 def _inline_html(markdown: str) -> str:
