@@ -104,4 +104,5 @@ def _unparse(body: list[ast.stmt]) -> str:
 
 
 def _docstring_safe(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    """`text` inside a triple-quoted docstring: backslashes kept, inner docstrings as '''."""
+    return text.replace("\\", "\\\\").replace('"""', "'''")

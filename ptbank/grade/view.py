@@ -27,7 +27,7 @@ def print_grade(grade: Grade, console, lang: str = "en") -> None:
         return
     table = Table(title=f"{grade.task} · {grade.submission}", title_justify="left")
     table.add_column("#", justify="right")
-    table.add_column(words["check"], ratio=1)
+    table.add_column(words["check"], ratio=1, overflow="fold")
     table.add_column(words["points"], justify="right")
     table.add_column(words["result"])
     for check in grade.checks:
