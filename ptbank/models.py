@@ -228,6 +228,9 @@ class CodingSlot(_Strict):
     """True: every sheet of the profile has one coding task (when one fits)."""
     share: float = Field(default=0.4, gt=0, le=0.8)
     """Most of the question time (budget less buffer) the coding task may take, e.g. 0.4."""
+    tags: list[KebabId] = []
+    """The coding task carries at least one of these tags (empty: any task of the profile's
+    topics): what keeps a catch-all topic's tasks to the role."""
 
 
 class Profile(_Strict):
@@ -244,6 +247,8 @@ class Profile(_Strict):
     """The coding task: included or not, and its share of the time."""
     buffer_minutes: int = Field(default=5, ge=0, le=30)
     """Minutes kept free for introductions and overrun: questions fill the budget less this."""
+    exclude_tags: list[KebabId] = []
+    """No question carrying one of these tags is drawn for the role."""
 
     @field_validator("levels")
     @classmethod

@@ -19,6 +19,7 @@ from .artifacts import Artifact
 from .errors import PtbankError
 from .ledger import LedgerRecord, exposure, given_to
 from .models import Bank, Kind, Level, Question
+from .profile_draw import Draw, draw_for_profile
 from .render import PRINT_FORMATS
 from .render.document import Document, Item, Section, Stamp, build_date
 from .render.labels import label
@@ -97,20 +98,26 @@ def sheet_id(bank: Bank, request: SheetRequest, seen: Exposure | None = None) ->
 
 def select_questions(bank: Bank, request: SheetRequest,
                      seen: Exposure | None = None) -> list[Question]:
-    """The sheet's questions, in print order: a pure function of its arguments.
+    """The sheet's questions, in print order: a pure function of its arguments."""
+    return draw_sheet(bank, request, seen).questions
 
-    With a profile, profile_selection() fills the time; with a level, the budget (or count)
-    gets a topic mix and at most one coding task (first, if it fits). Either way the least
-    used questions come first, never two on the same seed item, and excluded ids or the
-    candidate's earlier questions never appear.
+
+def draw_sheet(bank: Bank, request: SheetRequest, seen: Exposure | None = None) -> Draw:
+    """The sheet's questions in print order, and what of its profile's mix it could not fill.
+
+    With a profile, profile_draw.py draws the mix scaled to the budget; with a level, the
+    budget (or count) gets a topic mix and at most one coding task (first, if it fits). Either
+    way the least used questions come first, never two on the same seed item, and excluded ids
+    or the candidate's earlier questions never appear.
     """
     seen = seen or Exposure()
     if request.profile:
-        chosen = profile_selection(bank, request, seen)
+        drawn = profile_selection(bank, request, seen)
     else:
-        chosen = _level_selection(bank, request, seen)
+        drawn = Draw(_level_selection(bank, request, seen))
     topic_rank = {t: i for i, t in enumerate(bank.topics)}
-    return sorted(chosen, key=lambda q: (q.kind is Kind.coding, topic_rank[q.topic]))
+    ordered = sorted(drawn.questions, key=lambda q: (q.kind is Kind.coding, topic_rank[q.topic]))
+    return replace(drawn, questions=ordered)
 
 
 def _level_selection(bank: Bank, request: SheetRequest, seen: Exposure) -> list[Question]:
@@ -146,17 +153,8 @@ def _level_selection(bank: Bank, request: SheetRequest, seen: Exposure) -> list[
     return chosen
 
 
-def profile_selection(bank: Bank, request: SheetRequest, seen: Exposure) -> list[Question]:
-    """Fill the budget less the profile's buffer: first the coding task (if the profile has
-    one: the least used that fits its share of the time), then slot by slot: the level
-    furthest below the profile's mix, and among the topics within one question of the one
-    furthest behind, the (level, topic) cell whose least used question was given least; that
-    question is taken.
-
-    A cell whose least used question does not fit (time, seed item) is passed over for that
-    slot rather than dipping into more used ones, so that within a cell exposure stays level:
-    sheets drawn against one ledger differ by at most one in how often each was given.
-    """
+def profile_selection(bank: Bank, request: SheetRequest, seen: Exposure) -> Draw:
+    """The budget less the profile's buffer, drawn as profile_draw.py describes."""
     profile = _profile(bank, request.profile)
     if request.minutes is None:
         raise PtbankError("--profile fills a time budget: give --minutes, not --count")
@@ -165,64 +163,9 @@ def profile_selection(bank: Bank, request: SheetRequest, seen: Exposure) -> list
         raise PtbankError(f"profile {request.profile} keeps {profile.buffer_minutes} minutes "
                           f"as a buffer: --minutes must be more than that")
     rng = random.Random(f"{bank.meta.version}|{request.selection_key()}|{seen.digest()}")
-    levels = {lv: n for lv, n in profile.levels.items() if n}
-    pool = [q for q in bank.questions
-            if q.topic in profile.topics and q.level in levels
-            and q.id not in request.exclude and q.id not in seen.given]
-    tiebreak = {q.id: rng.random() for q in pool}
-
-    def least_used(questions: list[Question]) -> Question | None:
-        return min(questions, key=lambda q: (seen.counts[q.id], tiebreak[q.id]), default=None)
-
-    chosen: list[Question] = []
-    if profile.coding.include:
-        limit = int(profile.coding.share * usable)
-        task = least_used([q for q in pool if q.kind is Kind.coding and q.minutes <= limit])
-        if task is None:
-            raise PtbankError(
-                f"profile {request.profile}: no coding task in its topics and levels fits "
-                f"{limit} minutes ({profile.coding.share:.0%} of {usable}){_seen_note(request)}")
-        chosen.append(task)
-    concept = [q for q in pool if q.kind is Kind.concept]
-    if not concept:
-        raise PtbankError(f"profile {request.profile}: the bank has no concept questions in "
-                          f"its topics ({', '.join(profile.topics)}) and levels "
-                          f"({', '.join(lv.value for lv in levels)}){_seen_note(request)}")
-    cells: dict[tuple[Level, str], list[Question]] = {}
-    for q in concept:
-        cells.setdefault((q.level, q.topic), []).append(q)
-    level_share = _shares(levels)
-    topic_share = _shares({t: w for t, w in profile.topics.items()  # topics with concept
-                           if any(topic == t for _, topic in cells)})  # questions to draw
-    cell_rank = {cell: rng.random() for cell in cells}
-    while True:
-        left = usable - sum(q.minutes for q in chosen)
-        taken = {s for q in chosen for s in q.seed}
-        n = len(chosen) + 1
-        level_count = Counter(q.level for q in chosen)
-        topic_count = Counter(q.topic for q in chosen if q.topic in topic_share)
-        open_cells = {}
-        for cell, questions in cells.items():
-            q = least_used([q for q in questions if q not in chosen])
-            if q is not None and q.minutes <= left and not taken & set(q.seed):
-                open_cells[cell] = q
-        if not open_cells:
-            break
-        level_behind = {lv: level_share[lv] * n - level_count[lv] for lv, _ in open_cells}
-        level = max(level_behind, key=lambda lv: (level_behind[lv], -min(
-            cell_rank[c] for c in open_cells if c[0] == lv)))
-        topic_behind = {t: topic_share[t] * n - topic_count[t]
-                        for lv, t in open_cells if lv == level}
-        most = max(topic_behind.values())
-        near = [(level, t) for t, behind in topic_behind.items() if behind >= most - 1]
-        cell = min(near, key=lambda c: (seen.counts[open_cells[c].id], -topic_behind[c[1]],
-                                        cell_rank[c]))
-        chosen.append(open_cells[cell])
-    if not any(q.kind is Kind.concept for q in chosen):
-        shortest = min(q.minutes for q in concept)
-        raise PtbankError(f"profile {request.profile}: no concept question fits the "
-                          f"{left} minutes left (the shortest takes {shortest})")
-    return chosen
+    return draw_for_profile(bank, request.profile, usable=usable, rng=rng, counts=seen.counts,
+                            given=seen.given, exclude=request.exclude,
+                            note=_seen_note(request))
 
 
 def _profile(bank: Bank, name: str):
@@ -312,13 +255,14 @@ def build_sheet(bank: Bank, args, reports, records: list[LedgerRecord]
                            candidate=args.candidate, ledger_upto=upto,
                            ledger=str(args.ledger) if args.ledger else None)
     seen = Exposure(exposure(records), frozenset(given_to(records, args.candidate)))
-    questions = select_questions(bank, request, seen)
+    drawn = draw_sheet(bank, request, seen)
+    questions = drawn.questions
     stamp = stamp_for(reports, questions)
     ident = sheet_id(bank, request, seen)
     formats = PRINT_FORMATS if args.format == "all" else (args.format,)
     artifacts = []
     for edition in ("candidate", "interviewer"):
-        doc = sheet_document(bank, request, ident, questions, args.lang, edition, stamp)
+        doc = sheet_document(bank, request, ident, drawn, args.lang, edition, stamp)
         markdown = render_markdown(f"sheet-{edition}.md.j2", doc)
         name = f"sheet-{ident}-{edition}-{args.lang}"  # one sheet, printed in several languages
         artifacts += [Artifact(args.out / f"{name}.{fmt}", fmt, markdown, doc)
@@ -329,8 +273,9 @@ def build_sheet(bank: Bank, args, reports, records: list[LedgerRecord]
     return artifacts, issued
 
 
-def sheet_document(bank: Bank, request: SheetRequest, ident: str, questions: list[Question],
+def sheet_document(bank: Bank, request: SheetRequest, ident: str, drawn: Draw,
                    lang: str, edition: str, stamp: Stamp) -> Document:
+    questions = drawn.questions
     langs = ("zh", "en") if lang == "bi" else (lang,)
     names = {key: {"zh": topic.zh, "en": topic.en} for key, topic in bank.topics.items()}
     items = [Item(f"{n}.", q, names[q.topic], langs) for n, q in enumerate(questions, 1)]
@@ -349,7 +294,11 @@ def sheet_document(bank: Bank, request: SheetRequest, ident: str, questions: lis
                "budget": request.minutes, "points": {q.id: len(q.text(first).rubric)
                                                      for q in questions},
                "buffer": profile.buffer_minutes if profile else None,
-               "weights": _weights_line(bank, profile, first) if profile else None},
+               "weights": _weights_line(bank, profile, first) if profile else None,
+               "shortfalls": [label(first, "shortfall_time" if f.shortest else
+                                    "shortfall_none", level=label(first, f.level.value),
+                                    wanted=f.wanted, got=f.got, shortest=f.shortest)
+                              for f in drawn.shortfalls]},
     )
 
 

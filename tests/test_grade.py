@@ -217,3 +217,20 @@ def test_the_checks_print_their_points_and_the_site_shows_how_to_practise(tmp_pa
     page = (tmp_path / "site" / "en" / "coding.html").read_text(encoding="utf-8")
     assert '<p class="practice" lang="en">Practise: <code>ptbank practice scale-rows</code>' in page
     assert "<code>ptbank grade scale-rows scale_rows.py</code>" in page
+
+
+def test_a_check_that_needs_a_name_another_check_sets_says_which_one_stopped_first():
+    bank = load_bank(CONTENT)
+    question = bank.question(TASK)
+    test = question.snippets[0]
+    code = test.code.replace(
+        "assert scale_rows(torch.empty(0, 3), torch.empty(0)).shape == (0, 3)",
+        "assert out.shape == (4, 3)                # `out` is set by check 1")
+    changed = question.model_copy(update={"snippets": [test.model_copy(update={"code": code})]})
+    bank = bank.model_copy(update={"questions": (changed,)})
+    task = grading_task(changed)
+    grade, = grade_submissions(bank, task, [Submission("raises.py",
+                                                       SUBMISSIONS["raises"].encode())])
+    assert outcomes(grade) == ["error", "error", "error"]
+    assert "NameError: name 'out' is not defined" in grade.checks[2].message
+    assert "(`out` is set by check 1, which stopped before it)" in grade.checks[2].message

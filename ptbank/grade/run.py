@@ -12,7 +12,7 @@ import hashlib
 import io
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..models import Bank, Show, Snippet
@@ -20,13 +20,14 @@ from ..verify.results import SnippetResult, Status
 from .checker import MARKER
 from .harness import graded_program
 from .results import CheckOutcome, Grade, Outcome
-from .task import GradingTask
+from .task import GradingTask, borrowed_names
 
 SOURCE_LIMIT = 1 << 20
 """Bytes a submission may have: a source file, not a data dump."""
 OUTPUT_LIMIT = 20_000
 """Characters of what a submission printed that a grade keeps."""
 _MEMORY = re.compile(r"memory", re.I)
+_UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
 
 
 @dataclass(frozen=True)
@@ -136,12 +137,27 @@ def _read_grade(task: GradingTask, name: str, result: SnippetResult, digest: str
             stopped = message
         checks.append(CheckOutcome(check.number, check.description, check.points, outcome,
                                    message, got.get("seconds") if got else None))
+    checks = _with_borrowed_names(task, checks)
     message = stopped
     if loading is not None:
         message = "the submission raised while it was loaded, before any check ran:\n" + \
             str(loading.get("message", ""))
     return Grade(task.id, name, True, message, tuple(checks), printed[:OUTPUT_LIMIT], digest,
                  torch, result.duration)
+
+
+def _with_borrowed_names(task: GradingTask, checks: list[CheckOutcome]) -> list[CheckOutcome]:
+    """A check that failed for a name another check sets says so: that one stopped first."""
+    owners = {(number, name): owner for number, name, owner in borrowed_names(task)}
+    out = []
+    for check in checks:
+        missing = _UNDEFINED.search(check.message) if check.outcome is Outcome.error else None
+        owner = missing and owners.get((check.number, missing.group(1)))
+        if owner:
+            check = replace(check, message=f"{check.message}\n(`{missing.group(1)}` is set by "
+                                          f"check {owner}, which stopped before it)")
+        out.append(check)
+    return out
 
 
 def _why_not_reached(task: GradingTask, result: SnippetResult) -> tuple[Outcome, str]:
