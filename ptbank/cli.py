@@ -379,7 +379,9 @@ def _sheet(commands) -> None:
                  "OUT/ledger.jsonl): a new sheet prefers the questions given least and never\n"
                  "repeats one the same --candidate was given. `ptbank ledger` shows exposure.\n"
                  "\n"
-                 "  ptbank sheet --profile training-infra --minutes 60 --seed 7 --candidate A12")
+                 "  ptbank sheet --profile training-infra --minutes 60 --seed 7 --candidate A12\n"
+                 "  ptbank sheet --profile training-infra --minutes 60 --seed 7 --loop "
+                 "infra-q4 --candidate B3")
     _content_option(p)
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--level", choices=["beginner", "intermediate", "advanced"])
@@ -399,6 +401,10 @@ def _sheet(commands) -> None:
     p.add_argument("--candidate", metavar="LABEL",
                    help="who the sheet is for (any label): questions the ledger gave them "
                         "before never appear")
+    p.add_argument("--loop", metavar="NAME",
+                   help="an interview loop (with --candidate): its first sheet is drawn as "
+                        "usual, every later candidate of NAME gets the same questions, and one "
+                        "they had before is replaced by a stated substitute")
     p.add_argument("--ledger", type=Path, metavar="FILE",
                    help="the ledger of sheets issued (default: OUT/ledger.jsonl)")
     p.add_argument("--ledger-upto", type=_not_negative, metavar="N",
@@ -519,6 +525,10 @@ _not_negative = _at_least(0)
 
 def _run_sheet(args) -> int:
     from .pipeline import sheet_command
+
+    if args.loop is not None and args.candidate is None:
+        raise PtbankError("--loop gives one sheet to each candidate of the loop: name the "
+                          "candidate with --candidate")
 
     return sheet_command(args)
 

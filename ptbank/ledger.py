@@ -38,6 +38,10 @@ class LedgerRecord(BaseModel):
     """`--candidate`: whoever it was given to, as the interviewer labels them."""
     profile: str | None = None
     """The role profile it was drawn for, if any."""
+    level: str | None = None
+    """The level it was drawn for (`--level`), if any."""
+    loop: str | None = None
+    """`--loop`: the interview loop whose candidates all get this sheet's questions."""
     questions: list[str] = Field(min_length=1)
     """Question ids, in the order printed."""
     command: str

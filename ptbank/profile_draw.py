@@ -48,6 +48,8 @@ class Draw:
     shortfalls: tuple[Shortfall, ...] = ()
     level_counts: dict[Level, int] | None = None
     """The counts the mix asked for at this size."""
+    substitutes: tuple = ()
+    """A loop sheet's substitutes (loop.Substitute) for questions the candidate had before."""
 
 
 def apportion(weights: dict, seats: int, tiebreak: dict | None = None) -> dict:

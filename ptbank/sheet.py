@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 
 from .artifacts import Artifact
 from .errors import PtbankError
-from .ledger import LedgerRecord, exposure, given_to
+from .ledger import LedgerRecord, exposure, given_to, sheets
+from .loop import loop_base, loop_questions
 from .models import Bank, Kind, Level, Question
 from .profile_draw import Draw, draw_for_profile
 from .render import PRINT_FORMATS
@@ -46,6 +47,8 @@ class SheetRequest:
     """A role profile (profiles.yaml) instead of one level."""
     candidate: str | None = None
     """Who the sheet is for: questions the ledger gave them before never appear."""
+    loop: str | None = None
+    """An interview loop: its candidates all get the questions of its first sheet (loop.py)."""
     ledger_upto: int = 0
     """How many ledger records the selection saw: with the ledger, this makes it exact."""
     ledger: str | None = None
@@ -55,7 +58,8 @@ class SheetRequest:
         """What the selection and the sheet ID depend on: the command, less where the ledger
         file lives (what it says comes in through Exposure), so that a copied ledger gives the
         same sheet."""
-        return replace(self, ledger=None).command()
+        return replace(self, ledger=None,
+                       candidate=None if self.loop else self.candidate).command()
 
     def command(self) -> str:
         """The `ptbank sheet` arguments that regenerate this selection."""
@@ -67,6 +71,8 @@ class SheetRequest:
             parts += ["--topics", ",".join(self.topics)]
         if self.exclude:
             parts += ["--exclude", ",".join(self.exclude)]
+        if self.loop is not None:
+            parts += ["--loop", self.loop]
         if self.candidate is not None:
             parts += ["--candidate", self.candidate]
         if self.ledger:
@@ -253,28 +259,47 @@ def build_sheet(bank: Bank, args, reports, records: list[LedgerRecord]
                            topics=tuple(topics),  # the same set, one order
                            exclude=tuple(sorted(set(args.exclude))), profile=args.profile,
                            candidate=args.candidate, ledger_upto=upto,
-                           ledger=str(args.ledger) if args.ledger else None)
+                           ledger=str(args.ledger) if args.ledger else None,
+                           loop=getattr(args, "loop", None))
     seen = Exposure(exposure(records), frozenset(given_to(records, args.candidate)))
-    drawn = draw_sheet(bank, request, seen)
+    loop = getattr(args, "loop", None)
+    base = loop_base(sheets(records), loop) if loop else None
+    if base is None:
+        drawn = draw_sheet(bank, request, seen)
+        ident = sheet_id(bank, request, seen)
+    else:  # a later candidate of the loop: its first sheet's questions
+        chosen, substitutes = loop_questions(bank, base, seen.given, seen.counts,
+                                             args.profile, args.level)
+        drawn = Draw(chosen, substitutes=tuple(substitutes))
+        ident = base.sheet if not substitutes else _substituted_id(base.sheet, substitutes)
     questions = drawn.questions
     stamp = stamp_for(reports, questions)
-    ident = sheet_id(bank, request, seen)
     formats = PRINT_FORMATS if args.format == "all" else (args.format,)
     artifacts = []
     for edition in ("candidate", "interviewer"):
-        doc = sheet_document(bank, request, ident, drawn, args.lang, edition, stamp)
+        doc = sheet_document(bank, request, ident, drawn, args.lang, edition, stamp,
+                             base.sheet if base else None)
         markdown = render_markdown(f"sheet-{edition}.md.j2", doc)
         name = f"sheet-{ident}-{edition}-{args.lang}"  # one sheet, printed in several languages
         artifacts += [Artifact(args.out / f"{name}.{fmt}", fmt, markdown, doc)
                       for fmt in formats]
     issued = None if args.ledger_upto is not None else LedgerRecord(
         sheet=ident, date=build_date(), candidate=args.candidate, profile=args.profile,
-        questions=[q.id for q in questions], command=request.command())
+        level=args.level, loop=loop, questions=[q.id for q in questions],
+        command=request.command())
     return artifacts, issued
 
 
+def _substituted_id(base: str, substitutes) -> str:
+    """The loop sheet's ID with the substitutions in it: another sheet, said to be one."""
+    key = base + "|" + "|".join(f"{s.replaced.id}>{s.by.id}" for s in substitutes)
+    code = base64.b32encode(hashlib.sha256(key.encode()).digest()).decode()[:8]
+    return f"{code[:4]}-{code[4:]}"
+
+
 def sheet_document(bank: Bank, request: SheetRequest, ident: str, drawn: Draw,
-                   lang: str, edition: str, stamp: Stamp) -> Document:
+                   lang: str, edition: str, stamp: Stamp,
+                   base_sheet: str | None = None) -> Document:
     questions = drawn.questions
     langs = ("zh", "en") if lang == "bi" else (lang,)
     names = {key: {"zh": topic.zh, "en": topic.en} for key, topic in bank.topics.items()}
@@ -295,6 +320,11 @@ def sheet_document(bank: Bank, request: SheetRequest, ident: str, drawn: Draw,
                                                      for q in questions},
                "buffer": profile.buffer_minutes if profile else None,
                "weights": _weights_line(bank, profile, first) if profile else None,
+               "loop": request.loop,
+               "loop_base": base_sheet,
+               "substitutes": [label(first, "substitute", n=questions.index(s.by) + 1,
+                                     old=s.replaced.text(first).title)
+                               for s in drawn.substitutes],
                "shortfalls": [label(first, "shortfall_time" if f.shortest else
                                     "shortfall_none", level=label(first, f.level.value),
                                     wanted=f.wanted, got=f.got, shortest=f.shortest)

@@ -267,3 +267,55 @@ def test_concurrent_sheets_for_one_candidate_repeat_nothing(content, tmp_path, m
     first, second = read_ledger(ledger)
     assert not set(first.questions) & set(second.questions)
     assert first.sheet != second.sheet
+
+
+def test_one_loop_one_sheet_for_every_candidate_recorded_for_each(content, tmp_path):
+    """Same seed and profile, different candidates: without --loop each gets their own sheet;
+    with --loop every candidate of the loop gets the first one's questions and sheet ID."""
+    ledger = tmp_path / "ledger.jsonl"
+    common = ("--profile", "role", "--minutes", "60", "--seed", "4", "--ledger", str(ledger))
+    for who in ("A", "B", "C"):
+        result = _cli(content, tmp_path, *common, "--loop", "q4-infra", "--candidate", who)
+        assert result.returncode == 0, result.stderr
+    first, second, third = read_ledger(ledger)
+    assert first.questions == second.questions == third.questions
+    assert first.sheet == second.sheet == third.sheet
+    assert [r.candidate for r in (first, second, third)] == ["A", "B", "C"]
+    assert {r.loop for r in (first, second, third)} == {"q4-infra"}
+    alone = _cli(content, tmp_path, *common, "--candidate", "D")
+    assert alone.returncode == 0, alone.stderr
+    assert read_ledger(ledger)[-1].questions != first.questions   # no loop: D's own draw
+    sheet = (tmp_path / f"sheet-{first.sheet}-interviewer-en.md").read_text(encoding="utf-8")
+    assert f"Interview loop q4-infra: every candidate of the loop gets the same sheet " \
+           f"({first.sheet})" in sheet
+    missing = _cli(content, tmp_path, *common, "--loop", "q4-infra")
+    assert missing.returncode == 2 and "--candidate" in missing.stderr
+
+
+def test_a_loop_candidate_who_had_a_question_gets_a_stated_substitute(content, tmp_path):
+    ledger = tmp_path / "ledger.jsonl"
+    common = ("--profile", "role", "--minutes", "60", "--seed", "5", "--ledger", str(ledger))
+    assert _cli(content, tmp_path, *common, "--loop", "L", "--candidate", "A").returncode == 0
+    base = read_ledger(ledger)[0]
+    bank = load_bank(content)
+    had = next(bank.question(q) for q in base.questions
+               if bank.question(q).kind is Kind.concept)
+    append_record(ledger, LedgerRecord(sheet="EARLIER", date="2026-11-01", candidate="B",
+                                       questions=[had.id], command="ptbank sheet ..."))
+    result = _cli(content, tmp_path, *common, "--loop", "L", "--candidate", "B")
+    assert result.returncode == 0, result.stderr
+    b = read_ledger(ledger)[-1]
+    assert had.id not in b.questions and len(b.questions) == len(base.questions)
+    index = base.questions.index(had.id)
+    by = bank.question(b.questions[index])                     # in the replaced one's place
+    assert (by.kind, by.level, by.topic) == (had.kind, had.level, had.topic)
+    assert by.minutes <= had.minutes
+    assert [q for i, q in enumerate(b.questions) if i != index] == \
+        [q for i, q in enumerate(base.questions) if i != index]
+    assert b.sheet != base.sheet and b.loop == "L"
+    sheet = (tmp_path / f"sheet-{b.sheet}-interviewer-en.md").read_text(encoding="utf-8")
+    assert f"**Question {index + 1} replaces “{had.en.title}”, which this candidate had " \
+           "before**" in sheet
+    wrong = _cli(content, tmp_path, "--level", "beginner", "--minutes", "30", "--seed", "5",
+                 "--ledger", str(ledger), "--loop", "L", "--candidate", "C")
+    assert wrong.returncode == 2 and "give the same --profile or --level" in wrong.stderr
