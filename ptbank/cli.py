@@ -99,6 +99,9 @@ def _lint(commands) -> None:
                  "reported at once as path:line: field: message.")
     _content_option(p)
     p.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    p.add_argument("--todo", action="store_true",
+                   help="also list the questions that lack interview fields (anchors, hints, "
+                        "red_flags, bonus): what the interviewer edition needs")
     p.set_defaults(handler=_run_lint)
 
 
@@ -112,9 +115,25 @@ def _run_lint(args) -> int:
         print(problem, file=sys.stderr)
     errors = [p for p in problems if p.severity == "error" or args.strict]
     warnings = len(problems) - len(errors) if not args.strict else 0
+    _interview_todo(bank, args.todo)
     print(f"ptbank: {len(bank.questions)} questions, {len(errors)} error(s), "
           f"{warnings} warning(s)", file=sys.stderr)
     return EXIT_BAD_INPUT if errors else 0
+
+
+def _interview_todo(bank, listed: bool) -> None:
+    """How many questions lack interview fields (a note, not a warning); with --todo, which."""
+    from .lint import lacks_interview_fields
+
+    todo = [(q, lacks_interview_fields(q)) for q in bank.questions]
+    todo = [(q, fields) for q, fields in todo if fields]
+    if listed:
+        for q, fields in todo:
+            print(f"{bank.where(q.id, 'en')}: todo: {q.id} lacks {', '.join(fields)}",
+                  file=sys.stderr)
+    if todo:
+        print(f"ptbank: note: {len(todo)} question(s) lack interview fields"
+              + ("" if listed else " (`ptbank lint --todo` lists them)"), file=sys.stderr)
 
 
 # --- stats ----------------------------------------------------------------------------------

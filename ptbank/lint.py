@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 
 from .charset import code_findings, text_findings
 from .errors import Problem, Severity
-from .models import CHECKS_MARKER, Bank, Kind, Question, Show
+from .models import CHECKS_MARKER, INTERVIEW_FIELDS, TEXT_LISTS, Bank, Kind, Question, Show
 
 MAX_CODE_LINE = 95
 """Longest code line that prints on A4 without wrapping, in characters."""
@@ -46,7 +46,7 @@ def _problem(bank: Bank, q: Question, field: tuple, message: str,
 
 def parallel_languages(bank: Bank, q: Question) -> Iterable[Problem]:
     """zh and en say the same thing: same number of rubric points, follow-ups and code blocks."""
-    for field in ("rubric", "follow_ups", "checks"):
+    for field in TEXT_LISTS:
         zh, en = getattr(q.zh, field), getattr(q.en, field)
         if len(zh) != len(en):
             yield _problem(bank, q, ("en", field),
@@ -76,7 +76,7 @@ def no_placeholders(bank: Bank, q: Question) -> Iterable[Problem]:
         for field in ("title", "question", "answer"):
             if "TODO" in getattr(text, field):
                 yield _problem(bank, q, (lang, field), "still holds a TODO placeholder")
-        for field in ("rubric", "follow_ups", "checks"):
+        for field in TEXT_LISTS:
             for index, item in enumerate(getattr(text, field)):
                 if "TODO" in item:
                     yield _problem(bank, q, (lang, field, index),
@@ -119,9 +119,12 @@ def _all_text(q: Question) -> Iterable[tuple[tuple, str]]:
         text = q.text(lang)
         for field in ("title", "question", "answer"):
             yield (lang, field), getattr(text, field)
-        for field in ("rubric", "follow_ups", "checks"):
+        for field in TEXT_LISTS:
             for index, item in enumerate(getattr(text, field)):
                 yield (lang, field, index), item
+        if text.anchors:
+            for point, item in text.anchors:
+                yield (lang, "anchors", point), item
     for index, s in enumerate(q.snippets):
         for field in ("id", "code", "raises", "match", "stdout"):
             if getattr(s, field) is not None:
@@ -222,6 +225,29 @@ def coding_tasks_are_tested(bank: Bank, q: Question) -> Iterable[Problem]:
 _NUMBERED_CHECK = re.compile(r"^\s*# (\d+)\. ")
 
 
+def interview_fields_agree(bank: Bank, q: Question) -> Iterable[Problem]:
+    """Anchors in both languages or neither; bonus points name rubric points and leave at
+    least one must-have."""
+    if (q.zh.anchors is None) != (q.en.anchors is None):
+        lang = "en" if q.en.anchors is None else "zh"
+        yield _problem(bank, q, (lang, "anchors"), "the other language has anchors; give them "
+                       "in both or neither")
+    size = len(q.en.rubric)
+    wrong = [n for n in q.bonus if n > size]
+    if wrong:
+        yield _problem(bank, q, ("bonus",), f"names rubric point(s) {wrong}; the rubric has "
+                       f"{size}")
+    elif q.bonus and len(set(q.bonus)) >= size:
+        yield _problem(bank, q, ("bonus",), "every rubric point is bonus: leave at least one "
+                       "must-have")
+
+
+def lacks_interview_fields(q: Question) -> list[str]:
+    """Which of the interview fields (and bonus marks) a question lacks: `lint --todo`."""
+    missing = [f for f in INTERVIEW_FIELDS if not getattr(q.en, f)]
+    return missing + (["bonus"] if not q.bonus and len(q.en.rubric) > 2 else [])
+
+
 def checks_are_described(bank: Bank, q: Question) -> Iterable[Problem]:
     """A hidden test split at the checks marker numbers its checks `# 1.`, `# 2.`, ... and
     `checks` describes each in both languages, for interviewer editions to print."""
@@ -252,6 +278,7 @@ def checks_are_described(bank: Bank, q: Question) -> Iterable[Problem]:
 
 RULES: tuple[Rule, ...] = (
     parallel_languages,
+    interview_fields_agree,
     languages_match_their_section,
     no_placeholders,
     cross_references_exist,

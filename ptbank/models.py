@@ -32,6 +32,11 @@ class Level(str, Enum):
 
 
 LEVELS: tuple[Level, ...] = tuple(Level)
+TEXT_LISTS = ("rubric", "follow_ups", "checks", "hints", "red_flags")
+"""The list fields of a question's text: parallel in both languages, each item checked."""
+INTERVIEW_FIELDS = ("anchors", "hints", "red_flags")
+"""What an interviewer runs a question with besides its rubric; optional at first
+(`ptbank lint --todo` lists the questions that lack them)."""
 
 
 class Kind(str, Enum):
@@ -62,6 +67,19 @@ class _Strict(BaseModel):
     )
 
 
+class Anchors(_Strict):
+    """What an answer at each point of the 1–4 scale sounds like, for the interviewer."""
+
+    one: NonEmpty
+    """1: misses the point or is wrong on what matters."""
+    two: NonEmpty
+    """2: partly right; the must-haves are incomplete."""
+    three: NonEmpty
+    """3: every must-have, correctly; what a hire says."""
+    four: NonEmpty
+    """4: the must-haves and the depth of the bonus points, unprompted."""
+
+
 class LocalizedText(_Strict):
     """One language's text of a question."""
 
@@ -78,6 +96,12 @@ class LocalizedText(_Strict):
     checks: list[NonEmpty] = []
     """What a coding task's hidden test checks, one line per numbered `# N.` comment after its
     `# --- checks ---` line; interviewer editions print them as the rubric's evidence."""
+    anchors: Anchors | None = None
+    """The anchored 1–4 scale of this question (interviewer editions)."""
+    hints: list[NonEmpty] = []
+    """What to say, in order, when the candidate is stuck: nudges, never the answer."""
+    red_flags: list[NonEmpty] = []
+    """What in an answer should worry the interviewer, whatever else it gets right."""
 
 
 class Snippet(_Strict):
@@ -177,6 +201,9 @@ class Question(_Strict):
     """The English text."""
     snippets: list[Snippet] = Field(min_length=1)
     """Code run by the verifier; at least one must check a claim."""
+    bonus: list[Annotated[int, Field(ge=1)]] = []
+    """Numbers (1-based) of the rubric points that are bonus; the others are must-haves. The
+    same in both languages, as the rubrics are parallel."""
     check_points: list[Annotated[int, Field(ge=1, le=100)]] = []
     """Points of each numbered check of a coding task's hidden test, in order (default: 1
     each): `ptbank grade` scores by them, and interviewer editions print them by the checks."""
