@@ -122,18 +122,17 @@ def _run_lint(args) -> int:
 
 
 def _interview_todo(bank, listed: bool) -> None:
-    """How many questions lack interview fields (a note, not a warning); with --todo, which."""
+    """With --todo: which questions lack interview fields (a list, not warnings)."""
     from .lint import lacks_interview_fields
 
+    if not listed:
+        return
     todo = [(q, lacks_interview_fields(q)) for q in bank.questions]
     todo = [(q, fields) for q, fields in todo if fields]
-    if listed:
-        for q, fields in todo:
-            print(f"{bank.where(q.id, 'en')}: todo: {q.id} lacks {', '.join(fields)}",
-                  file=sys.stderr)
-    if todo:
-        print(f"ptbank: note: {len(todo)} question(s) lack interview fields"
-              + ("" if listed else " (`ptbank lint --todo` lists them)"), file=sys.stderr)
+    for q, fields in todo:
+        print(f"{bank.where(q.id, 'en')}: todo: {q.id} lacks {', '.join(fields)}",
+              file=sys.stderr)
+    print(f"ptbank: {len(todo)} question(s) lack interview fields", file=sys.stderr)
 
 
 # --- stats ----------------------------------------------------------------------------------

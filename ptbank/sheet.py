@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 import random
+import re
 import shlex
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -21,6 +22,7 @@ from .ledger import LedgerRecord, exposure, given_to, sheets
 from .loop import loop_base, loop_questions
 from .models import Bank, Kind, Level, Question
 from .profile_draw import Draw, draw_for_profile
+from .scorecard import CODING, competencies, plan
 from .render import PRINT_FORMATS
 from .render.document import Document, Item, Section, Stamp, build_date
 from .render.labels import label
@@ -320,6 +322,13 @@ def sheet_document(bank: Bank, request: SheetRequest, ident: str, drawn: Draw,
                                                      for q in questions},
                "buffer": profile.buffer_minutes if profile else None,
                "weights": _weights_line(bank, profile, first) if profile else None,
+               "plan": [{"number": r.number, "start": r.start, "weight": r.weight,
+                         "competency": _competency_name(bank, r.competency, first)}
+                        for r in plan(questions)],
+               "competencies": [{"name": _competency_name(bank, c.key, first),
+                                 "numbers": ", ".join(map(str, c.numbers)),
+                                 "weight": c.weight}
+                                for c in competencies(plan(questions))],
                "loop": request.loop,
                "loop_base": base_sheet,
                "substitutes": [label(first, "substitute", n=questions.index(s.by) + 1,
@@ -330,6 +339,13 @@ def sheet_document(bank: Bank, request: SheetRequest, ident: str, drawn: Draw,
                                     wanted=f.wanted, got=f.got, shortest=f.shortest)
                               for f in drawn.shortfalls]},
     )
+
+
+def _competency_name(bank: Bank, key: str, lang: str) -> str:
+    """The topic's name up to its colon ("Distributed training"), or Coding for a task."""
+    if key == CODING:
+        return label(lang, "coding_competency")
+    return re.split(r"[:：]", getattr(bank.topics[key], lang))[0].strip()
 
 
 def _weights_line(bank: Bank, profile, lang: str) -> str:

@@ -98,10 +98,10 @@ def test_cli_editions_every_format_and_byte_identical_markdown(tmp_path: Path):
     interviewer = (tmp_path / "a" / f"{ident}-interviewer-en.md").read_text("utf-8")
     code = ident.removeprefix("sheet-")
     assert code in candidate and code in interviewer
-    for marker in ("ANSWER-MARKER", "RUBRIC-MARKER", "Reference answer", "Rubric"):
+    for marker in ("ANSWER-MARKER", "RUBRIC-MARKER", "Reference answer", "Must-have"):
         assert marker not in candidate
         assert marker in interviewer
-    assert "Candidate name" in candidate and "Score grid" in interviewer
+    assert "Candidate name" in candidate and "Interview plan" in interviewer
     assert "ptbank sheet --level intermediate --seed 5 --minutes 30" in interviewer
     first_ids = _sheet_question_ids(interviewer)
     assert len(first_ids) >= 2

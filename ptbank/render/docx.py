@@ -101,7 +101,8 @@ class _Writer:
         elif kind == "table_open":
             self._table(block)
         elif kind == ANSWER_SPACE:
-            self._answer_space(head.meta["minutes"], head.meta["code"])
+            self._answer_space(head.meta["minutes"], head.meta["code"],
+                               head.meta.get("notes", False))
         elif kind == "hr":
             self.document.add_paragraph().add_run().add_break(WD_BREAK.PAGE)
 
@@ -228,7 +229,7 @@ class _Writer:
                 table.rows[r].height = Cm(0.9)  # a blank row is a field to write in
         _fit_columns(table, rows)
 
-    def _answer_space(self, minutes: int, code: bool = False) -> None:
+    def _answer_space(self, minutes: int, code: bool = False, notes: bool = False) -> None:
         """Ruled rows in a box. The question and the first rows keep together, and so do the
         last rows; the box may run on to the next page between them (an empty one-row box
         would move whole and strand the question).
@@ -247,7 +248,8 @@ class _Writer:
             if code:
                 numeral = paragraph.add_run(f"{number + 1:>2}  ")
                 numeral.font.name = S.CODE_FONT
-        table.rows[0].cells[0].paragraphs[0].add_run(label_in(self.doc.langs, "write_here"))
+        table.rows[0].cells[0].paragraphs[0].add_run(
+            label_in(self.doc.langs, "notes" if notes else "write_here"))
         self.document.add_paragraph()
 
     def _keep_question_with_next(self) -> None:

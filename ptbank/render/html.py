@@ -112,9 +112,10 @@ class _PrintRenderer(RendererHTML):
         there, not a sliver of one. A coding task's box is a grid of numbered rows."""
         code = tokens[idx].meta["code"]
         lines = answer_space_lines(tokens[idx].meta["minutes"], code)
+        words = env["notes_here" if tokens[idx].meta.get("notes") else "write_here"]
 
         def line(number: int) -> str:
-            caption = (f'<span class="caption">{escape(env["write_here"])}</span>'
+            caption = (f'<span class="caption">{escape(words)}</span>'
                        if number == 1 else "")
             numeral = f'<span class="number">{number}</span>' if code else ""
             return f'<div class="line">{numeral}{caption}</div>'
@@ -149,7 +150,8 @@ def markdown_to_html_chapters(markdown: str,
     (pdf_parts.py) can also cut between questions."""
     tokens = parse(markdown)
     renderer = _renderer()
-    env: dict = {"write_here": label_in(langs, "write_here")}
+    env: dict = {"write_here": label_in(langs, "write_here"),
+                 "notes_here": label_in(langs, "notes")}
     chapters: list[list[str]] = [[]]
     piece: list[str] = []
     in_question = False

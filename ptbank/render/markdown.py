@@ -14,7 +14,7 @@ import jinja2
 
 from .document import Document
 from .labels import LABELS
-from .text import escape_raw_html, fix_cjk_emphasis
+from .text import escape_raw_html, fix_cjk_emphasis, github_slug
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 _BACKTICKS = re.compile(r"`{3,}")
@@ -36,6 +36,7 @@ def _environment() -> jinja2.Environment:
     env.filters["inline"] = lambda text: escape_raw_html(fix_cjk_emphasis(" ".join(text.split())))
     env.filters["text"] = escape_raw_html
     env.filters["fenced"] = fenced
+    env.filters["slug"] = github_slug  # the anchor a heading of this text gets (html.py)
     env.globals["labels"] = LABELS
     return env
 

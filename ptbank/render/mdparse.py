@@ -4,8 +4,10 @@
 One convention carries what Markdown cannot: a comment line
 `<!-- ptbank:answer-space N -->` asks for room to write for an N-minute question, and
 `<!-- ptbank:answer-space N code -->` for a coding task (closer, numbered rows on a grid, so a
-candidate can write code in columns and an interviewer can point at "line 12"). GitHub hides it;
-here it becomes a `ptbank_answer_space` token with meta `minutes` and `code`.
+candidate can write code in columns and an interviewer can point at "line 12"), and
+`<!-- ptbank:answer-space N notes -->` for an interviewer's notes box (captioned "Notes").
+GitHub hides it; here it becomes a `ptbank_answer_space` token with meta `minutes`, `code`
+and `notes`.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ _LINES_PER_MINUTE = 2
 _MAX_LINES = 20
 _MAX_CODE_LINES = 40
 """A page of grid at CODE_LINE_CM: what a 20-minute task needs, and no more than a page."""
-_DIRECTIVE = re.compile(r"^<!-- ptbank:answer-space (\d+)( code)? -->$")
+_DIRECTIVE = re.compile(r"^<!-- ptbank:answer-space (\d+)( code| notes)? -->$")
 
 
 def _answer_space(state: StateBlock, start: int, end: int, silent: bool) -> bool:
@@ -40,7 +42,8 @@ def _answer_space(state: StateBlock, start: int, end: int, silent: bool) -> bool
         return False
     if not silent:
         token = state.push(ANSWER_SPACE, "div", 0)
-        token.meta = {"minutes": int(found.group(1)), "code": bool(found.group(2))}
+        token.meta = {"minutes": int(found.group(1)), "code": found.group(2) == " code",
+                      "notes": found.group(2) == " notes"}
         token.map = [start, start + 1]
     state.line = start + 1
     return True
