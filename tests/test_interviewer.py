@@ -93,3 +93,22 @@ def test_a_20_minute_task_weighs_five_times_a_4_minute_warm_up():
     assert weighted_score(rows, scores) == pytest.approx(1 + 3 * task.weight)
     assert task.weight / warm_up.weight == pytest.approx(task.question.minutes /
                                                          warm_up.question.minutes)
+
+
+def test_docx_tables_give_short_cells_their_whole_width(tmp_path):
+    """zh headers such as 题号 and cells such as "12 分钟" used to wrap a character a line."""
+    from docx import Document as open_docx
+
+    from ptbank.render.docx import CELL_PADDING, CELL_UNIT_CM, _display_width
+
+    _, out = build(tmp_path, "training-infra", "zh", fmt="docx")
+    interviewer = open_docx(next(out.glob("*-interviewer-zh.docx")))
+    plan_table = next(t for t in interviewer.tables if t.cell(0, 0).text == "题号")
+    for column in plan_table.columns:
+        short = [c.text for c in column.cells if _display_width(c.text) <= 12]
+        if short:
+            need = CELL_UNIT_CM * (max(map(_display_width, short)) + CELL_PADDING)
+            assert column.width.cm >= need - 0.01, \
+                (short, column.width.cm)
+    widths = [c.width for c in plan_table.columns]
+    assert widths[1] == max(widths), "the question column gets the room"
