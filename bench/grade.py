@@ -12,6 +12,7 @@ repeated), graded by one `ptbank grade TASK FOLDER`, as submissions per minute, 
 them one command each.
 
     .venv/bin/python bench/grade.py [--tasks ID...] [--rounds R] [--batch-task ID] [--batch N]
+                                    [--content DIR]
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from ptbank.loader import load_bank  # noqa: E402
 from wrong_solutions.check import HERE as WRONG, solution_files, wrong_code  # noqa: E402
 
 PTBANK = [sys.executable, "-m", "ptbank"]
+CONTENT = ["--content", str(ROOT / "content")]
 
 
 def timed(command: list[str]) -> float:
@@ -50,8 +52,8 @@ def single(task_id: str, bank, scratch: Path, rounds: int) -> dict:
     attempt = scratch / f"{task_id.replace('-', '_')}.py"
     attempt.write_text(task.reference, encoding="utf-8")
     out = scratch / f"{task_id}.json"
-    grade = [*PTBANK, "grade", task_id, str(attempt), "--json", str(out)]
-    verify = [*PTBANK, "verify", "--only", f"{task_id}/{task.test.id}", "--no-cache",
+    grade = [*PTBANK, "grade", *CONTENT, task_id, str(attempt), "--json", str(out)]
+    verify = [*PTBANK, "verify", *CONTENT, "--only", f"{task_id}/{task.test.id}", "--no-cache",
               "--python", sys.executable]  # the pinned build alone, as grading runs
     sides = {"grade": [], "run": [], "verify": []}
     for round_ in range(rounds):
@@ -73,8 +75,9 @@ def batch(task_id: str, bank, scratch: Path, count: int) -> dict:
     folder.mkdir()
     for index in range(count):
         (folder / f"s{index:03d}.py").write_text(codes[index % len(codes)], encoding="utf-8")
-    together = timed([*PTBANK, "grade", task_id, str(folder), "--json", str(scratch / "r")])
-    one_by_one = sum(timed([*PTBANK, "grade", task_id, str(path), "--json",
+    together = timed([*PTBANK, "grade", *CONTENT, task_id, str(folder), "--json",
+                      str(scratch / "r")])
+    one_by_one = sum(timed([*PTBANK, "grade", *CONTENT, task_id, str(path), "--json",
                             str(scratch / f"{path.stem}.json")])
                      for path in sorted(folder.glob("*.py"))[:4]) / 4 * count
     return {"together": together, "one_by_one": one_by_one}
@@ -87,8 +90,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--batch-task", default="cross-entropy-from-scratch")
     parser.add_argument("--batch", type=int, default=12)
+    parser.add_argument("--content", type=Path, default=ROOT / "content")
     args = parser.parse_args()
-    bank = load_bank(ROOT / "content")
+    CONTENT[1] = str(args.content.resolve())
+    bank = load_bank(args.content)
     with tempfile.TemporaryDirectory(prefix="ptbank-bench-grade-") as scratch:
         print(f"{'task':32} {'grade s':>8} {'own run s':>10} {'overhead s':>11} "
               f"{'verify s':>9} {'grade/verify':>13}")
