@@ -234,3 +234,15 @@ def test_a_check_that_needs_a_name_another_check_sets_says_which_one_stopped_fir
     assert outcomes(grade) == ["error", "error", "error"]
     assert "NameError: name 'out' is not defined" in grade.checks[2].message
     assert "(`out` is set by check 1, which stopped before it)" in grade.checks[2].message
+
+
+def test_only_names_a_check_leaves_at_module_scope_count_as_borrowed():
+    from ptbank.grade.task import _loaded, _stored
+
+    first = ("x = torch.randn(3)\n"
+             "def helper(t):\n    y = t * 2\n    return y + scale\n"
+             "total = sum(v for v in x)\n")
+    assert _stored(first) == {"x", "helper", "total"}        # not t, y or v: local names
+    assert _loaded(first) == {"torch", "x", "scale", "sum"}  # scale: read inside helper
+    indented = "    if True:\n        z = helper(x)\n"
+    assert _stored(indented) == {"z"} and {"helper", "x"} <= _loaded(indented)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import symtable
 import textwrap
 from dataclasses import dataclass
 
@@ -138,27 +139,30 @@ def borrowed_names(task: GradingTask) -> list[tuple[int, str, int]]:
     return found
 
 
-def _tree(code: str) -> ast.AST:
+def _symbols(code: str) -> symtable.SymbolTable | None:
     try:
-        return ast.parse(textwrap.dedent(code))
+        return symtable.symtable(textwrap.dedent(code), "<checks>", "exec")
     except SyntaxError:
-        return ast.Module(body=[], type_ignores=[])
+        return None
 
 
 def _stored(code: str) -> set[str]:
-    names = set()
-    for node in ast.walk(_tree(code)):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-    return names
+    """Names `code` binds at module scope: what it leaves for code after it to read."""
+    table = _symbols(code)
+    return {s.get_name() for s in table.get_symbols()
+            if s.is_assigned() or s.is_imported() or s.is_namespace()} if table else set()
 
 
 def _loaded(code: str) -> set[str]:
-    return {node.id for node in ast.walk(_tree(code))
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    """Module-scope names `code` reads, at the top level or from inside its functions."""
+    table = _symbols(code)
+    if table is None:
+        return set()
+    names = {s.get_name() for s in table.get_symbols() if s.is_referenced()}
+    pending = list(table.get_children())
+    while pending:
+        child = pending.pop()
+        names |= {s.get_name() for s in child.get_symbols()
+                  if s.is_referenced() and s.is_global()}
+        pending += child.get_children()
+    return names
