@@ -8,7 +8,7 @@ The JSON is the shape of PrairieLearn's external grader (`gradable`, `score` in 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 
@@ -73,7 +73,6 @@ class Grade:
     torch: str = ""
     seconds: float = 0.0
     """Wall-clock seconds the graded program ran."""
-    extra: dict = field(default_factory=dict)
 
     @property
     def points(self) -> float:
