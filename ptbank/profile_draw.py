@@ -110,10 +110,13 @@ def draw_for_profile(bank: Bank, profile_name: str, *, usable: int, rng: random.
         exact = attempt(size, strict=True)
         if exact is not None:
             return Draw(exact, (), level_counts(size))
-    largest = next((size for size in range(biggest, len(chosen), -1)
-                    if attempt(size, strict=False) is not None), len(chosen) + 1)
+    largest, near = len(chosen) + 1, chosen
+    for size in range(biggest, len(chosen), -1):  # the largest sheet a relaxed draw fits
+        relaxed = attempt(size, strict=False)
+        if relaxed is not None:
+            largest, near = size, relaxed
+            break
     wanted = level_counts(largest)
-    near = attempt(largest, strict=False) or chosen
     got = Counter(q.level for q in near)
     shortfalls = tuple(
         Shortfall(lv, n, got[lv], min((q.minutes for q in concept if q.level is lv

@@ -99,7 +99,11 @@ class Exposure:
 
 def sheet_id(bank: Bank, request: SheetRequest, seen: Exposure | None = None) -> str:
     """Eight characters naming (bank version, request, seed, exposure), e.g. `K3QF-7ZMA`."""
-    key = f"{bank.meta.version}|{request.selection_key()}|{(seen or Exposure()).digest()}"
+    return _short_id(f"{bank.meta.version}|{request.selection_key()}|"
+                     f"{(seen or Exposure()).digest()}")
+
+
+def _short_id(key: str) -> str:
     code = base64.b32encode(hashlib.sha256(key.encode()).digest()).decode()[:8]
     return f"{code[:4]}-{code[4:]}"
 
@@ -294,9 +298,7 @@ def build_sheet(bank: Bank, args, reports, records: list[LedgerRecord]
 
 def _substituted_id(base: str, substitutes) -> str:
     """The loop sheet's ID with the substitutions in it: another sheet, said to be one."""
-    key = base + "|" + "|".join(f"{s.replaced.id}>{s.by.id}" for s in substitutes)
-    code = base64.b32encode(hashlib.sha256(key.encode()).digest()).decode()[:8]
-    return f"{code[:4]}-{code[4:]}"
+    return _short_id(base + "|" + "|".join(f"{s.replaced.id}>{s.by.id}" for s in substitutes))
 
 
 def sheet_document(bank: Bank, request: SheetRequest, ident: str, drawn: Draw,

@@ -12,7 +12,7 @@ import ast
 import copy
 
 from ..models import Show
-from .task import GradingTask
+from .task import GradingTask, defined_names
 
 
 def starter_code(task: GradingTask, lang: str) -> str:
@@ -35,7 +35,7 @@ def starter_code(task: GradingTask, lang: str) -> str:
         elif isinstance(node, ast.ClassDef) and node.name in task.required:
             body.append(_stub_class(node))
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and \
-                _assigned(node) & set(task.required):
+                set(defined_names(node)) & set(task.required):
             body.append(node)
     code = _unparse(body)
     try_it = {"zh": "# 在这里试运行；评分时不会执行这一段",
@@ -80,14 +80,9 @@ def _docstring(node) -> list[ast.stmt]:
     return []
 
 
-def _assigned(node) -> set[str]:
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-
-
 def _constants(code: str) -> set[str]:
     return {name for node in ast.parse(code).body
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) for name in _assigned(node)}
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) for name in defined_names(node)}
 
 
 def _unparse(body: list[ast.stmt]) -> str:

@@ -99,13 +99,14 @@ def required_names(reference: str, checks: str) -> tuple[str, ...]:
 
     Imports are left out: a submission brings its own.
     """
-    defined = [name for node in ast.parse(reference).body for name in _defines(node)]
+    defined = [name for node in ast.parse(reference).body for name in defined_names(node)]
     used = {node.id for node in ast.walk(ast.parse(checks))
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
     return tuple(dict.fromkeys(name for name in defined if name in used))
 
 
-def _defines(node: ast.stmt) -> list[str]:
+def defined_names(node: ast.stmt) -> list[str]:
+    """The names a top-level statement defines: a def, a class, or assignment targets."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [node.name]
     targets = (node.targets if isinstance(node, ast.Assign)
