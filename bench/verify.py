@@ -13,7 +13,13 @@ zygote start is from its spawn to ready (torch imported) and a snippet's time ru
 request to its exit as the parent sees it. The methods run interleaved, one of each per round,
 and each method's best round counts: these machines are noisy, and drift should hit all alike.
 
+With --by-kind it instead runs a cold `ptbank verify` of the content twice per round, with
+spawned ranks forked from the rank server (the default) and with `--fresh-ranks` (each rank
+imports torch, as before ranks.py), and prints Σ snippet time by kind (multi-process, compile
+and export, plain), the wall time of each run, and whether every verdict agrees.
+
     .venv/bin/python bench/verify.py [--content DIR] [--jobs N] [--repeat N] [--no-fresh]
+    .venv/bin/python bench/verify.py --by-kind --content content [--torch 2.13.0] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -21,15 +27,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
+from importlib.metadata import version
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ptbank.loader import load_bank
 from ptbank.models import Bank
+from ptbank.verify.ranks import STARTS_PROCESSES
+from ptbank.verify.warm import COMPILES
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONTENT = ROOT / "tests" / "fixtures" / "verify-bench"
@@ -96,6 +106,59 @@ def fresh_interpreters(bank: Bank, jobs: int, work: Path) -> float:
     return time.perf_counter() - began
 
 
+KINDS = ("multi-process", "compile and export", "plain")
+EXPORTS = re.compile(r"torch\.export|torch\.onnx|\bonnx\b")
+
+
+def kind_of(code: str) -> str:
+    if STARTS_PROCESSES.search(code):
+        return KINDS[0]
+    if COMPILES.search(code) or EXPORTS.search(code):
+        return KINDS[1]
+    return KINDS[2]
+
+
+def by_kind(bank: Bank, args, work: Path) -> None:
+    """Cold runs with ranks from the server and with fresh ranks, Σ time by kind of each."""
+    kinds = {f"{q.id}/{s.id}": kind_of(s.code) for q in bank.questions for s in q.snippets}
+    modes = {"ranks forked from the server": [], "fresh ranks (--fresh-ranks)": []}
+    for _ in range(args.repeat):
+        for mode, extra in zip(modes, ([], ["--fresh-ranks"])):
+            cwd = Path(tempfile.mkdtemp(dir=work))
+            command = [sys.executable, "-m", "ptbank", "verify", "--content", str(args.content),
+                       "--jobs", str(args.jobs), "--no-cache", "--json", "report.json", *extra,
+                       "--torch", args.torch or version("torch").split("+")[0]]
+            wall = timed(command, cwd)
+            [report] = json.loads((cwd / "report.json").read_text())["builds"]
+            modes[mode].append((wall, report))
+    best = {mode: min(runs, key=lambda run: run[0]) for mode, runs in modes.items()}
+    torch_version = next(iter(best.values()))[1]["torch_version"]
+    print(f"ptbank verify by kind: {len(kinds)} snippets, --jobs {args.jobs}, "
+          f"{len(os.sched_getaffinity(0))} cores, torch {torch_version}, best of {args.repeat}")
+    print(f"  {'kind':<22}{'snippets':>9}" + "".join(f"{mode:>32}" for mode in best)
+          + f"{'ratio':>8}")
+    sums = {}
+    for kind in (*KINDS, "all"):
+        row = {mode: [r["duration"] for r in report["results"]
+                      if r["status"] != "skipped" and kind in ("all", kinds[f"{r['question_id']}/{r['snippet_id']}"])]
+               for mode, (_, report) in best.items()}
+        sums[kind] = [sum(times) for times in row.values()]
+        after, before = sums[kind]
+        count = len(next(iter(row.values())))
+        print(f"  {'Σ ' + kind:<22}{count:>9}" + "".join(f"{t:>30.1f} s" for t in sums[kind])
+              + f"{after / before if before else 0:>7.2f}×")
+    walls = [wall for wall, _ in best.values()]
+    print(f"  {'wall, cold verify':<31}" + "".join(f"{w:>30.1f} s" for w in walls)
+          + f"{walls[0] / walls[1]:>7.2f}×")
+    verdicts = [{(r["question_id"], r["snippet_id"]): r["status"] for r in report["results"]}
+                for _, report in best.values()]
+    differ = sorted(f"{q}/{s}: {verdicts[0][q, s]} vs {verdicts[1].get((q, s))}"
+                    for q, s in verdicts[0] if verdicts[0][q, s] != verdicts[1].get((q, s)))
+    print(f"  verdicts: {'the same for every snippet' if not differ else 'DIFFER'}")
+    for line in differ:
+        print(f"    {line}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--content", type=Path, default=DEFAULT_CONTENT)
@@ -104,9 +167,15 @@ def main() -> None:
                         help="rounds; each method runs once per round, best round counts")
     parser.add_argument("--no-fresh", action="store_true",
                         help="skip the fresh-interpreter run (minutes on a large bank)")
+    parser.add_argument("--by-kind", action="store_true",
+                        help="Σ snippet time by kind, ranks from the server against fresh ones")
+    parser.add_argument("--torch", metavar="VERSION", help="with --by-kind: under this build (default: the pinned one)")
     args = parser.parse_args()
     args.content = args.content.resolve()
     bank = load_bank(args.content)
+    if args.by_kind:
+        with tempfile.TemporaryDirectory(prefix="ptbank-bench-") as tmp:
+            return by_kind(bank, args, Path(tmp))
     count = sum(len(q.snippets) for q in bank.questions)
     runs, codeblocks, fresh = [], [], []
     with tempfile.TemporaryDirectory(prefix="ptbank-bench-") as tmp:

@@ -259,6 +259,10 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", nargs="+", metavar="ID", default=None,
                    help="question ids (or question-id/snippet-id) to run")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not update the cache")
+    p.add_argument("--fresh-ranks", action="store_true",
+                   help="processes a snippet spawns import torch themselves, as a plain "
+                        "`spawn` does, instead of being forked from a server made before the "
+                        "snippet ran (slower; to compare verdicts and times)")
     _sandbox_option(p)
 
 

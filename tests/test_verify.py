@@ -55,6 +55,9 @@ EXPECTED = {
     "isolation-and-threads/seeded": Status.passed,
     "isolation-and-threads/threaded-matmul": Status.passed,
     "isolation-and-threads/ddp-gloo-step": Status.passed,
+    "spawned-ranks/ranks-start-fresh": Status.passed,
+    "spawned-ranks/a-failing-rank-fails-the-snippet": Status.passed,
+    "spawned-ranks/spawned-dataloader-workers": Status.passed,
     "declared-requirements/needs-cuda": Status.skipped,
     "declared-requirements/needs-two-gpus": Status.skipped,
     "declared-requirements/needs-missing-module": Status.skipped,
@@ -130,7 +133,7 @@ def test_report_is_in_bank_order_with_locations(hostile):
     assert [r.name for r in report.results] == expected
     first = report.results[0]
     assert first.where == bank.where(first.question_id, "snippets", 0)
-    assert report.counts == {"passed": 23, "failed": 8, "error": 2, "timeout": 1,
+    assert report.counts == {"passed": 26, "failed": 8, "error": 2, "timeout": 1,
                              "crashed": 7, "skipped": 3}
 
 
@@ -183,7 +186,7 @@ def test_library_warnings_are_recorded_not_failed(hostile):
 
 def test_summary_line(hostile):
     line = summary_line(hostile["report"])
-    assert line.startswith("ptbank: 23 passed, 8 failed, 2 errors, 1 timeout, 7 crashed, "
+    assert line.startswith("ptbank: 26 passed, 8 failed, 2 errors, 1 timeout, 7 crashed, "
                            "3 skipped (cuda, gpus>=2, ptbank_no_such_module) in ")
     assert line.endswith(f"torch {hostile['report'].torch_version}")
 
@@ -206,7 +209,7 @@ def test_junit_view(hostile):
     root = ET.fromstring(to_junit([hostile["report"]]))
     suite = root.find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors"),
-            suite.get("skipped")) == ("44", "8", "10", "3")
+            suite.get("skipped")) == ("47", "8", "10", "3")
     cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
     assert cases[("process-hazards", "endless-loop")].find("error").get("type") == "timeout"
     assert cases[("claims-and-expectations", "wrong-exception")].find("failure") is not None

@@ -43,6 +43,9 @@ def run(request: dict, report_fd: int) -> NoReturn:
     _write_script(request["script"], request["code"])
     if request.get("warm_cache"):
         _copy_warm_cache(request["warm_cache"], os.environ["TORCHINDUCTOR_CACHE_DIR"])
+    if request.get("rank_server"):  # before the thread count and the seeds: as a new process
+        from .ranks import serve_spawn_from_fork
+        serve_spawn_from_fork()
     _seed(request["seed"], request["threads"])
     report = _execute(request["script"])
     if os.getpid() == me:  # a grandchild forked by the snippet must not report for it

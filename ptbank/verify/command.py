@@ -33,7 +33,8 @@ def run_verify_command(args) -> int:
                 runs.append((interpreter, verify_bank(
                     bank, jobs=args.jobs, only=args.only, use_cache=not args.no_cache,
                     head_start=head_start, interpreter=interpreter, sandbox=args.sandbox,
-                    imported=not (args.record or args.check_record))))
+                    imported=not (args.record or args.check_record),
+                    fresh_ranks=args.fresh_ranks)))
         except VerificationAborted as exc:  # the reports still say what was decided, then
             _report(args, [report for _, report in runs] + [exc.report])  # the error's exit
             raise
@@ -125,7 +126,7 @@ def run_drift_command(args) -> int:
         raise PtbankError("drift: name another build with --torch VERSION or --python PATH")
     reports = [verify_bank(bank, jobs=args.jobs, only=args.only, interpreter=interpreter,
                            use_cache=not args.no_cache, progress=sys.stderr.isatty(),
-                           sandbox=args.sandbox)
+                           sandbox=args.sandbox, fresh_ranks=args.fresh_ranks)
                for interpreter in (pinned, other)]
     drifts = compare(*reports, bank.meta.explained_drift)
     print_drift(reports, drifts, _console())

@@ -167,7 +167,7 @@ def _fence(init: int, status_r: int, status_w: int, stack_signal: int) -> NoRetu
     """Wait for the namespace's init; then end as the snippet ended (its signal, or its exit
     code). No status from init means it was killed, the snippet with it (a timeout)."""
     os.close(status_w)
-    _close_all_but(status_r)
+    close_all_but(status_r)
     make_dumpable_never()
     signal.signal(stack_signal, lambda *_: _pass_on(init, stack_signal))
     os.waitpid(init, 0)
@@ -189,7 +189,7 @@ def _init(snippet: int, status_r: int, status_w: int, limit_kib: int, memory_mb:
     kills every other process of the namespace.
     """
     os.close(status_r)
-    _close_all_but(status_w, 2)  # stderr stays: a memory kill is explained there
+    close_all_but(status_w, 2)  # stderr stays: a memory kill is explained there
     signal.signal(stack_signal, lambda *_: _pass_on(snippet, stack_signal))
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
     while True:
@@ -253,8 +253,9 @@ def _pass_on(pid: int, number: int) -> None:
         os.kill(pid, number)
 
 
-def _close_all_but(*fds: int) -> None:
-    """What the fence and init must not hold open: the snippet's report pipe above all."""
+def close_all_but(*fds: int) -> None:
+    """Close every descriptor above 2 but `fds`: what the fence, init and the rank server
+    (ranks.py) must not hold open, the snippet's report pipe above all."""
     low = 3
     for fd in sorted(f for f in fds if f >= 3):
         os.closerange(low, fd)

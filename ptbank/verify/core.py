@@ -62,7 +62,7 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
                 interpreter: Interpreter | None = None, sandbox: bool = True,
                 sandbox_writable: tuple[Path, ...] = (), record: Record | None = None,
                 imported: bool = True, keep_output: bool = False,
-                retry: bool = True) -> VerifyReport:
+                retry: bool = True, fresh_ranks: bool = False) -> VerifyReport:
     """Verify the bank's snippets (or those named in `only`) and return the typed report.
 
     `interpreter` is the torch build to verify under (default: the one ptbank runs under).
@@ -77,6 +77,8 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
     replace the imported ones.
     `keep_output`: each result carries the head of its snippet's stdout (grading reads it).
     `retry`: give a snippet that errored, crashed or timed out one more run (RETRIED).
+    `fresh_ranks`: processes that snippets spawn import torch themselves, as under a plain
+    `spawn`, instead of being forked from a server made before the snippet ran (ranks.py).
     """
     began = time.perf_counter()
     if sandbox:
@@ -102,7 +104,8 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
     view = make_progress(progress, total=len(targets), done=len(results))
     try:
         run = _Run(interpreter, cache, cache_dir, view, results, head_start,
-                   sandbox and (*sandbox_writable,), keep_output=keep_output, retry=retry)
+                   sandbox and (*sandbox_writable,), keep_output=keep_output, retry=retry,
+                   fresh_ranks=fresh_ranks)
         zygote_start = run.verify(todo, slots) if todo else None
     except VerifierError as exc:
         raise VerificationAborted(exc, VerifyReport(
@@ -144,9 +147,9 @@ class _Run:
     def __init__(self, interpreter: Interpreter, cache: ResultCache | None, cache_dir: Path,
                  view, results: dict, head_start: HeadStart | None,
                  sandbox: tuple[Path, ...] | bool, *, keep_output: bool = False,
-                 retry: bool = True):
+                 retry: bool = True, fresh_ranks: bool = False):
         self.interpreter = interpreter
-        self.keep_output, self.retry = keep_output, retry
+        self.keep_output, self.retry, self.fresh_ranks = keep_output, retry, fresh_ranks
         self.sandbox, self.writable = sandbox is not False, sandbox or ()
         """Whether snippets run in the sandbox; which folders it leaves writable besides."""
         self.cache, self.cache_dir, self.view, self.results = cache, cache_dir, view, results
@@ -196,10 +199,12 @@ class _Run:
             try:
                 started = lease.zygote.wait_ready(preload)
                 run_jobs_with_canary(lease.zygote, jobs, slots=slots, threads=threads,
-                                     workdir=lease.workdir, on_finish=self._finish, warm=warm)
+                                     workdir=lease.workdir, on_finish=self._finish, warm=warm,
+                                     fresh_ranks=self.fresh_ranks)
                 if self.again:
                     run_jobs(lease.zygote, self.again, slots=slots, threads=threads,
-                             workdir=lease.workdir, on_finish=self._finish, warm=warm)
+                             workdir=lease.workdir, on_finish=self._finish, warm=warm,
+                             fresh_ranks=self.fresh_ranks)
             finally:
                 if warm:
                     warm.close()

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..models import Snippet
 from .child_report import clean, parse_report
 from .confine import SCRIPT
+from .ranks import STARTS_PROCESSES
 from .warm import COMPILES, WarmCache
 from .launch import VerifierError, Zygote
 from .proctree import kill_tree
@@ -121,13 +122,15 @@ class _Running:
 
 
 def run_jobs(zygote: Zygote, jobs: list[Job], *, slots: int, threads: int, workdir: Path,
-             on_finish: Callable[[Finished], None], warm: WarmCache | None = None) -> None:
+             on_finish: Callable[[Finished], None], warm: WarmCache | None = None,
+             fresh_ranks: bool = False) -> None:
     """Run every job, `slots` at a time, heaviest first; call on_finish as each one ends.
 
     `warm`: a compile cache (warm.py) that the snippets that compile start from; while it is
-    still being made, they wait and the others run.
+    still being made, they wait and the others run. `fresh_ranks`: processes a snippet
+    spawns import torch themselves, instead of being forked from its rank server (ranks.py).
     """
-    batch = _Batch(zygote, workdir, threads, on_finish, warm)
+    batch = _Batch(zygote, workdir, threads, on_finish, warm, fresh_ranks)
     try:
         batch.run(deque(sorted(jobs, key=lambda j: -j.estimate)), slots)
     except VerifierError as exc:  # the zygote is gone: its snippets' groups are orphans
@@ -145,8 +148,10 @@ class _Batch:
     """The scheduling loop's state: what runs, since when, and what was asked to die."""
 
     def __init__(self, zygote: Zygote, workdir: Path, threads: int,
-                 on_finish: Callable[[Finished], None], warm: WarmCache | None = None):
+                 on_finish: Callable[[Finished], None], warm: WarmCache | None = None,
+                 fresh_ranks: bool = False):
         self.zygote, self.workdir, self.threads, self.warm = zygote, workdir, threads, warm
+        self.fresh_ranks = fresh_ranks
         self.on_finish = on_finish
         self.running: dict[str, _Running] = {}
 
@@ -196,6 +201,8 @@ class _Batch:
         self.zygote.send({"op": "run", "job": job.id, **files, "code": job.snippet.code,
                           "warm_cache": str(warm) if warm else None, "threads": self.threads,
                           "seed": 0, "memory_mb": job.snippet.memory_mb,
+                          "rank_server": not self.fresh_ranks and bool(
+                              STARTS_PROCESSES.search(job.snippet.code)),
                           "cap": OUTPUT_CAP})
         self.running[job.id] = _Running(job, files, time.monotonic())
 
@@ -216,7 +223,7 @@ class _Batch:
 def run_jobs_with_canary(zygote: Zygote, jobs: list[Job], *, slots: int, threads: int,
                          workdir: Path, on_finish: Callable[[Finished], None],
                          canary_timeout: float = CANARY_TIMEOUT,
-                         warm: WarmCache | None = None) -> None:
+                         warm: WarmCache | None = None, fresh_ranks: bool = False) -> None:
     """run_jobs, with the canary started first and alongside the others (not before them).
 
     The canary proves that a multi-threaded op still completes in a forked child. Results are
@@ -225,7 +232,7 @@ def run_jobs_with_canary(zygote: Zygote, jobs: list[Job], *, slots: int, threads
     """
     gate = _CanaryGate(on_finish)
     run_jobs(zygote, [_canary_job(canary_timeout), *jobs], slots=slots, threads=threads,
-             workdir=workdir, on_finish=gate, warm=warm)
+             workdir=workdir, on_finish=gate, warm=warm, fresh_ranks=fresh_ranks)
 
 
 def _canary_job(timeout: float) -> Job:
