@@ -1,6 +1,7 @@
 """Rendering benchmark: ptbank's PDF time against WeasyPrint alone on the same final HTML.
 
 Run: .venv/bin/python bench/render.py [--content DIR] [--level all] [--lang zh] [--repeat 3]
+     .venv/bin/python bench/render.py --print-speed [--level advanced] [--fresh-clone]
 
 Prints, for the whole bank (answers edition): ptbank PDF time, WeasyPrint-only time on the
 HTML ptbank produced, their ratio (our overhead; target <= 1.1x), pages per second, KB per
@@ -10,11 +11,18 @@ in zh, en and bi (target < 3 s) and the 12 decks, 4 levels x 3 languages (target
 from the bank's documents: cold (every cache emptied, as in a new clone) and warm (the
 questions rendered by an earlier build, as after editing content). Times are the best of --repeat
 runs, measured alternately in one process so machine noise hits both sides alike.
+
+--print-speed measures the part cache and parallel parts (pdf.py, part_cache.py) on one
+answer key, each print with a cache of its own: laid out whole (as before parts per chapter),
+a cold print with --jobs 1 and with --jobs 2, and a re-print after a one-question edit from
+the cold print's cache; the CPU-seconds per page of the cold serial print; and with
+--fresh-clone, the wall time of `make pdf LEVEL=...` in a fresh clone of this repository.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -105,7 +113,13 @@ def main() -> None:
                              "(2 gives the whole bank's answer key about 1100 pages)")
     parser.add_argument("--memory-only", action="store_true",
                         help="only the peak memory of one PDF, in parts and whole")
+    parser.add_argument("--print-speed", action="store_true",
+                        help="cold, parallel and after-an-edit prints of one answer key")
+    parser.add_argument("--fresh-clone", action="store_true",
+                        help="with --print-speed: also `make pdf` in a fresh clone")
     args = parser.parse_args()
+    if args.print_speed:
+        return print_speed(args)
 
     peaks = {name: peak_pdf(args.content, args.level, args.lang, chars, args.copies)
              for name, chars in (("in parts", PART_CHARS), ("whole", WHOLE))}
@@ -155,6 +169,62 @@ def main() -> None:
               "render cache empty; target < 3)")
         print(f"{' ' * len(name)}  {min(warm):8.2f} s   (median {statistics.median(warm):.2f}; "
               "questions rendered by an earlier build)")
+
+
+def print_speed(args) -> None:
+    from ptbank.render.part_cache import PartCache
+    from pypdf import PdfReader
+
+    level = "advanced" if args.level == "all" else args.level
+    bank = load_bank(args.content)
+    reports = pipeline.verification_gate(bank, draft=False, jobs=None, content=args.content)
+    doc, markdown = bank_document(bank, level, args.lang, True, reports)
+    question = next(item.question for section in doc.sections for item in section.items)
+    answer = question.text(args.lang).answer
+    sentence = answer.split("\n")[0]
+    assert markdown.count(sentence) == 1, "an edit of one question's first answer line"
+    edited = markdown.replace(sentence, sentence + " (edited)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+
+        def print_pdf(name, text, jobs=1, cache="", part_chars=PART_CHARS):
+            cache_dir = PartCache(out / f"cache-{cache or name}")
+            before = _cpu_seconds()
+            seconds = timed(lambda: render_pdf(text, doc, out / f"{name}.pdf", jobs=jobs,
+                                               cache=cache_dir, part_chars=part_chars))
+            return seconds, _cpu_seconds() - before
+
+        whole, whole_cpu = print_pdf("whole", markdown, part_chars=None)
+        serial, serial_cpu = print_pdf("serial", markdown)
+        parallel, _ = print_pdf("parallel", markdown, jobs=2)
+        edit, _ = print_pdf("edited", edited, cache="serial")
+        pages = len(PdfReader(out / "serial.pdf").pages)
+        same = (out / "serial.pdf").read_bytes() == (out / "parallel.pdf").read_bytes()
+    print(f"answer key: level {level}, {args.lang}, {pages} pages, "
+          f"{len(os.sched_getaffinity(0))} cores")
+    print(f"laid out whole (before)          {whole:8.1f} s   {whole_cpu / pages:.3f} CPU-s/page")
+    print(f"cold, parts, --jobs 1            {serial:8.1f} s   {serial_cpu / pages:.3f} CPU-s/page"
+          f"   ({serial / whole:.2f} x whole)")
+    print(f"cold, parts, --jobs 2            {parallel:8.1f} s   speed-up {serial / parallel:.2f} x"
+          f"   (target >= 1.7 on 2 cores; bytes {'identical' if same else 'DIFFER'})")
+    print(f"re-print after a one-question edit {edit:6.1f} s   {edit / serial:.3f} x cold"
+          "   (target <= 0.15)")
+    if args.fresh_clone:
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(["git", "clone", "-q", str(ROOT), tmp], check=True)
+            started = time.perf_counter()
+            subprocess.run(["make", "pdf", f"LEVEL={level}"], cwd=tmp, check=True,
+                           capture_output=True)
+            print(f"fresh clone, make pdf LEVEL={level}  {time.perf_counter() - started:6.1f} s"
+                  " (venv made, record vouching for every snippet)")
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its waited-for children (part workers)."""
+    import resource
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                         resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _print_peaks(peaks: dict, copies: int) -> None:

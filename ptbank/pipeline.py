@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from functools import partial
 
 from rich.console import Console
 from rich.progress import Progress, TextColumn
@@ -22,6 +23,7 @@ from .render import FORMATS, PRINT_FORMATS
 from .render.document import Document, build_date, sections_for
 from .render.labels import label
 from .render.markdown import render_markdown
+from .render.part_cache import PartCache
 from .select import questions_for_level
 from .stamp import stamp_for
 from .workers import output_lock, pdf_workers, rendered
@@ -133,9 +135,11 @@ def _require_passing(report) -> None:
 # --- rendering and writing ------------------------------------------------------------------
 
 def write_artifacts(artifacts: list[Artifact], jobs: int | None) -> None:
-    """Render what is stale (in parallel processes), skip what is fresh, write atomically."""
+    """Render what is stale (in parallel processes), skip what is fresh, write atomically;
+    then drop the laid-out parts no edition uses any more."""
     with output_lock(artifacts):
         _write_stale(artifacts, jobs)
+    PartCache().prune()
 
 
 def _write_stale(artifacts: list[Artifact], jobs: int | None) -> None:
@@ -143,11 +147,14 @@ def _write_stale(artifacts: list[Artifact], jobs: int | None) -> None:
     # cards that the decks of one level then share
     stale = sorted((a for a in artifacts if not a.is_fresh()), key=lambda a: -len(a.markdown))
     started = time.perf_counter()
-    workers = pdf_workers(stale, jobs or os.cpu_count() or 1)
+    wanted = jobs or os.cpu_count() or 1
+    workers = pdf_workers(stale, wanted)
+    # one artifact at a time: it may use every core itself (a PDF lays out its parts at once)
+    render = partial(_render, jobs=wanted if workers == 1 else 1)
     with Progress(*Progress.get_default_columns(), TextColumn("{task.fields[last]}"),
                   console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("rendering", total=len(stale), last="")
-        for artifact in rendered(stale, workers, _render):
+        for artifact in rendered(stale, workers, render):
             artifact.mark_fresh()
             bar.console.print(f"  wrote {artifact.path}")
             bar.update(task, advance=1, last=artifact.path.name)
@@ -155,10 +162,11 @@ def _write_stale(artifacts: list[Artifact], jobs: int | None) -> None:
                   f"in {time.perf_counter() - started:.1f} s")
 
 
-def _render(artifact: Artifact) -> None:
+def _render(artifact: Artifact, jobs: int = 1) -> None:
     fmt = FORMATS[artifact.format]
     with (atomic_folder if fmt.folder else atomic_path)(artifact.path) as tmp:
-        fmt.render()(artifact.markdown, artifact.doc, tmp)
+        fmt.render()(artifact.markdown, artifact.doc, tmp, **({"jobs": jobs} if fmt.parallel
+                                                              else {}))
 
 
 def sheet_command(args) -> int:

@@ -84,6 +84,22 @@ def rendered(stale: list[Artifact], workers: int,
         remove_leftovers(stale)
 
 
+def in_processes(function: Callable, calls: list[tuple], workers: int) -> list:
+    """`function(*call)` for each of `calls`, `workers` at once in spawned processes that
+    stop as the build's workers do (Ctrl-C is this process's; they die with it); results in
+    the order of `calls`."""
+    pool = get_context("spawn").Pool(workers, initializer=_worker_setup, initargs=(None,))
+    try:
+        results = pool.starmap(function, calls, chunksize=1)
+        pool.close()
+        return results
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+
+
 @contextlib.contextmanager
 def output_lock(artifacts: list[Artifact]):
     """Hold every output folder of `artifacts` for this build; clear what a killed one left."""
@@ -125,7 +141,7 @@ def _render_one(task: tuple[int, Artifact]) -> int:
     return index
 
 
-def _worker_setup(render: Callable[[Artifact], None]) -> None:
+def _worker_setup(render: Callable[[Artifact], None] | None) -> None:
     global _render
     _render = render
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle

@@ -13,7 +13,8 @@ from ptbank.loader import load_bank
 from ptbank.pipeline import bank_document
 from ptbank.render.html import markdown_to_html_chapters
 from ptbank.render.pdf import render_pdf
-from ptbank.render.pdf_parts import plan_parts
+from ptbank.render.part_cache import PartCache
+from ptbank.render.pdf_parts import PART_CHARS, plan_parts
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EPOCH = "1764460800"
@@ -22,29 +23,41 @@ EPOCH = "1764460800"
 @pytest.fixture(scope="module")
 def whole_and_parts(tmp_path_factory) -> dict:
     """The render fixture's bilingual answer key laid out whole, and in parts of one chapter
-    (the title page and contents, then each topic), with every WeasyPrint layout counted."""
-    import weasyprint
+    (the title page and contents, then each topic): cold, cold again, from the warm part
+    cache, with two processes, and after an edit of one question, each page laid out
+    recorded."""
+    from ptbank.render import pdf
 
     out = tmp_path_factory.mktemp("parts")
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     bank = load_bank(FIXTURES / "render")
     doc, markdown = bank_document(bank, "all", "bi", True, None)
-    chapters = markdown_to_html_chapters(markdown, doc.langs)
-    biggest = max(sum(map(len, chapter)) for chapter in chapters[2:])
-    laid_out: dict[str, list[int]] = {"whole": [], "parts": [], "again": []}
-    render = weasyprint.HTML.render
-    result = {"chapters": len(chapters)}
+    edited = markdown.replace(EDITED_FROM, EDITED_TO)
+    assert edited.count(EDITED_TO) == 1
+    laid_out: dict[str, list[str]] = {}
+    lay_out_page = pdf.lay_out_page
+    result = {"chapters": len(markdown_to_html_chapters(markdown, doc.langs)), "out": out}
+    runs = (("whole", markdown, None, 1, "whole"), ("parts", markdown, PART_CHARS, 1, "a"),
+            ("again", markdown, PART_CHARS, 1, "b"), ("warm", markdown, PART_CHARS, 1, "a"),
+            ("parallel", markdown, PART_CHARS, 2, "c"), ("edited", edited, PART_CHARS, 1, "a"),
+            ("edited-cold", edited, PART_CHARS, 1, "d"))
     try:
-        for name, part_chars in (("whole", 10 ** 12), ("parts", biggest), ("again", biggest)):
-            monkeypatch.setattr(weasyprint.HTML, "render", lambda self, *a, _n=name, **k: (
-                laid_out[_n].append(1), render(self, *a, **k))[1])
-            render_pdf(markdown, doc, out / f"{name}.pdf", part_chars=part_chars)
+        for name, text, part_chars, jobs, cache in runs:
+            laid_out[name] = []
+            monkeypatch.setattr(pdf, "lay_out_page", lay_out_page if jobs > 1 else (  # workers
+                lambda html, *a, _n=name: (laid_out[_n].append(html), lay_out_page(html, *a))[1]))
+            render_pdf(text, doc, out / f"{name}.pdf", part_chars=part_chars, jobs=jobs,
+                       cache=PartCache(out / f"cache-{cache}"))
             result[name] = out / f"{name}.pdf"
     finally:
         monkeypatch.undo()
-    result["layouts"] = {name: len(calls) for name, calls in laid_out.items()}
+    result["laid_out"] = laid_out
     return result
+
+
+EDITED_FROM = "The gradient is `2x`, that is 6."
+EDITED_TO = "The gradient is `2x`, that is 6, as the edit says."
 
 
 def _page_texts(path: Path) -> list[str]:
@@ -53,12 +66,55 @@ def _page_texts(path: Path) -> list[str]:
     return text.split("\f")
 
 
-def test_a_long_document_is_laid_out_in_parts(whole_and_parts):
+def test_a_bank_document_is_laid_out_in_parts(whole_and_parts):
     topics = whole_and_parts["chapters"] - 2
     assert topics >= 2, "the fixture needs two topics to cut between"
-    assert whole_and_parts["layouts"]["whole"] == 1
+    layouts = {name: len(pages) for name, pages in whole_and_parts["laid_out"].items()}
+    assert layouts["whole"] == 1
     # a part per topic, the front laid out twice (its numbers settle), the page numbers once
-    assert whole_and_parts["layouts"]["parts"] == topics + 3
+    assert layouts["parts"] == layouts["again"] == topics + 3
+    # the parallel print laid them out in workers: none in this process, the same bytes
+    assert layouts["parallel"] == 0
+
+
+def test_a_print_from_the_warm_cache_lays_out_nothing_and_gives_the_same_bytes(whole_and_parts):
+    assert whole_and_parts["laid_out"]["warm"] == []
+    assert whole_and_parts["warm"].read_bytes() == whole_and_parts["parts"].read_bytes()
+
+
+def test_after_an_edit_only_its_chapter_is_laid_out_again(whole_and_parts):
+    pages = whole_and_parts["laid_out"]["edited"]
+    body = [page for page in pages if 'class="toc"' not in page and "<h2" in page]
+    assert len(body) == 1 and "as the edit says" in body[0]
+    assert len(pages) <= 1 + 2 + 1, "the chapter, at most two fronts and the page numbers"
+    assert (whole_and_parts["edited"].read_bytes()
+            == whole_and_parts["edited-cold"].read_bytes()), "the same bytes as a cold print"
+    assert whole_and_parts["edited"].read_bytes() != whole_and_parts["parts"].read_bytes()
+
+
+def test_parts_laid_out_in_parallel_give_the_bytes_of_a_serial_print(whole_and_parts):
+    assert whole_and_parts["parallel"].read_bytes() == whole_and_parts["parts"].read_bytes()
+
+
+def test_the_cache_keeps_what_an_edition_last_used_and_prunes_the_rest(whole_and_parts):
+    cache = PartCache(whole_and_parts["out"] / "cache-a")
+    before = {p.stem for p in cache.root.glob("*.json")}
+    assert cache.prune() >= 1, "the chapter as it was before the edit is no longer used"
+    after = {p.stem for p in cache.root.glob("*.json")}
+    assert after < before and after == {p.stem for p in cache.root.glob("*.pdf")}
+    assert (whole_and_parts["out"] / "cache-a" / "uses").is_dir()
+    # what is left prints the edited edition with no layout at all
+    from ptbank.render import pdf
+    calls = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+        patch.setattr(pdf, "lay_out_page", lambda *a: calls.append(a))
+        bank = load_bank(FIXTURES / "render")
+        doc, markdown = bank_document(bank, "all", "bi", True, None)
+        target = whole_and_parts["out"] / "after-prune.pdf"
+        render_pdf(markdown.replace(EDITED_FROM, EDITED_TO), doc, target, cache=cache)
+    assert calls == []
+    assert target.read_bytes() == whole_and_parts["edited"].read_bytes()
 
 
 def test_parts_merged_print_the_same_pages_as_the_whole(whole_and_parts, tmp_path: Path):
@@ -118,7 +174,8 @@ def test_parts_are_whole_chapters_unless_one_is_longer_than_a_part():
     chapters = [["a" * 30, "b" * 30], ["c" * 10], ["d" * 50, "e" * 50, "f" * 10], ["g" * 5]]
     parts = plan_parts(chapters, part_chars=70)
     assert [piece for part in parts for piece in part] == [p for c in chapters for p in c]
-    assert parts == [["a" * 30, "b" * 30, "c" * 10], ["d" * 50], ["e" * 50, "f" * 10, "g" * 5]]
+    assert parts == [["a" * 30, "b" * 30], ["c" * 10], ["d" * 50], ["e" * 50, "f" * 10],
+                     ["g" * 5]]
     assert plan_parts([["x" * 500]], part_chars=70) == [["x" * 500]], "a piece is never cut"
     assert plan_parts([], part_chars=70) == [[]]
 

@@ -30,6 +30,8 @@ class Format:
     """One artifact holds every level (the site filters by level): `--level` does not apply."""
     folder: bool = False
     """The artifact is a folder of files, written whole under a temporary name."""
+    parallel: bool = False
+    """The renderer takes `jobs`: processes that one artifact may use at once."""
 
     def path(self, out: Path, level: str, lang: str, answers: bool) -> Path:
         if self.name == "html":
@@ -46,7 +48,7 @@ class Format:
 FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("md", ".markdown:write_markdown"),
     Format("docx", ".docx:render_docx"),
-    Format("pdf", ".pdf:render_pdf"),
+    Format("pdf", ".pdf:render_pdf", parallel=True),
     Format("html", ".site:render_site", study=True, whole_bank=True, folder=True),
     Format("anki", ".anki:render_anki", study=True),
 )}

@@ -1,9 +1,11 @@
-"""A long PDF laid out in parts and merged, so that its memory does not grow with its length.
+"""A bank PDF laid out in parts, a part per chapter, and merged.
 
-WeasyPrint keeps every laid-out page of a document until it writes the file: about 4 MB a
-page, so the whole bank's answer key (567 pages) peaked at 2.2 GB and a 1000-page one would
-need about 4 GB. Laid out in parts of at most `PART_CHARS` characters of HTML, the peak is
-that of the largest part (bench/render.py measures both).
+So that its memory does not grow with its length: WeasyPrint keeps every laid-out page of a
+document until it writes the file, about 4 MB a page, so the whole bank's answer key (567
+pages) peaked at 2.2 GB laid out whole; in parts, the peak is that of the largest part
+(bench/render.py measures both). And so that a print after an edit lays out only the part
+that changed (the others come from part_cache.py), and the parts of one PDF can be laid out
+at once on several cores (pdf.py).
 
 The cuts fall where print.css breaks the page anyway, before each h2, so the pages are those
 of the document laid out whole; only a chapter longer than a part is cut between two of its
@@ -21,7 +23,6 @@ WeasyPrint reports of each page it laid out:
 
 from __future__ import annotations
 
-import gc
 import io
 import logging
 from contextlib import contextmanager
@@ -32,19 +33,21 @@ from .document import Document
 from .html import PageLayer, print_page, with_page_numbers
 
 PART_CHARS = 2_000_000
-"""Characters of body HTML laid out at once. WeasyPrint needs about 700 bytes per character
-at its peak (the whole bank's zh answer key: 3.1 M characters, 567 pages, 2212 MiB laid out
-whole), so a part peaks near 1.4 GB. Parts no smaller than needed: each embeds its own font
-subsets and pays WeasyPrint's set-up again, so an advanced answer key (1.7-1.9 M characters,
-about 330 pages) is still laid out whole."""
+"""Most characters of body HTML laid out at once: a chapter longer than that is cut between
+its questions. WeasyPrint needs about `PART_BYTES_PER_CHAR` at its peak (the whole bank's zh
+answer key: 3.1 M characters, 567 pages, 2212 MiB laid out whole), so a part peaks near
+1.4 GB; chapters are far shorter (an advanced answer key of 1.7-1.9 M characters has 12)."""
+PART_BYTES_PER_CHAR = 700
+PART_BASE_BYTES = 200 << 20
 
 PX_TO_PT = 0.75  # 72 PDF points per inch / 96 CSS pixels per inch
 FRONT_TRIES = 4
 """Layouts of the front part before its length must have settled (it settles at the second:
 the numbers written in take the room the first layout gave them)."""
 
-Layout = Callable[[str], object]
-"""HTML page → a laid-out weasyprint.Document."""
+PagePrinter = Callable[[list[str]], list["Part"]]
+"""HTML pages → each laid out and written as a Part (pdf.py: from the part cache, or laid out
+in parallel processes)."""
 
 
 @dataclass
@@ -59,25 +62,55 @@ class _PageFacts:
 
 
 @dataclass
-class _Part:
+class Part:
+    """One laid-out HTML page: its PDF, what the merge needs of each of its pages, and the
+    characters it printed with no glyph (the glyph gate of pdf.py refuses them)."""
+
     pdf: bytes
     pages: list[_PageFacts] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, document, pdf: bytes, missing: list[str]) -> Part:
+        """The part of a laid-out weasyprint.Document, once written to `pdf`."""
+        part = cls(pdf=pdf, missing=missing)
+        for page in document.pages:
+            part.pages.append(_PageFacts(
+                height=page.height,
+                anchors={name: (x1, y1) for name, (x1, y1, _, _) in page.anchors.items()},
+                links=[(target, tuple(rectangle)) for kind, target, rectangle, _ in page.links
+                       if kind == "internal"],
+                bookmarks=[(level, label, tuple(point))
+                           for level, label, point, _ in page.bookmarks],
+            ))
+        return part
+
+    def facts(self) -> dict:
+        """Everything but the PDF, as JSON data (part_cache.py stores it)."""
+        return {"missing": self.missing, "pages": [
+            {"height": p.height, "anchors": p.anchors, "links": p.links,
+             "bookmarks": p.bookmarks} for p in self.pages]}
+
+    @classmethod
+    def from_facts(cls, pdf: bytes, facts: dict) -> Part:
+        return cls(pdf=pdf, missing=list(facts["missing"]), pages=[_PageFacts(
+            height=p["height"],
+            anchors={name: tuple(point) for name, point in p["anchors"].items()},
+            links=[(target, tuple(rectangle)) for target, rectangle in p["links"]],
+            bookmarks=[(level, label, tuple(point)) for level, label, point in p["bookmarks"]],
+        ) for p in facts["pages"]])
 
 
 def plan_parts(chapters: list[list[str]], part_chars: int = PART_CHARS) -> list[list[str]]:
-    """The body HTML pieces of each part: whole chapters while they fit in `part_chars`,
-    a chapter longer than that cut between its pieces (questions). At least one part."""
+    """The body HTML pieces of each part: a part per chapter (so an edit lays out its own
+    chapter again, and chapters can be laid out at once), a chapter longer than `part_chars`
+    cut between its pieces (questions). At least one part."""
     parts: list[list[str]] = [[]]
     size = 0
     for chapter in chapters:
-        chapter_size = sum(map(len, chapter))
-        if parts[-1] and size + chapter_size > part_chars:
+        if parts[-1]:
             parts.append([])
             size = 0
-        if chapter_size <= part_chars:
-            parts[-1].extend(chapter)
-            size += chapter_size
-            continue
         for piece in chapter:
             if parts[-1] and size + len(piece) > part_chars:
                 parts.append([])
@@ -88,34 +121,31 @@ def plan_parts(chapters: list[list[str]], part_chars: int = PART_CHARS) -> list[
 
 
 def render_in_parts(front: list[str], parts: list[list[str]], doc: Document,
-                    layout: Layout, write: Callable[[object], bytes]) -> bytes:
-    """The merged PDF of `front` (title page and contents) followed by `parts`.
-
-    `layout` lays out an HTML page, `write` writes a laid-out document to PDF bytes (pdf.py
-    gives both, with its metadata and dates)."""
-    with _cross_part_links_expected():
-        body = [_laid_out(print_page("".join(part), doc, _CONTENT), layout, write)
-                for part in parts]
-        pages_before = 0
-        front_part = None
-        for _ in range(FRONT_TRIES):
-            page_of = _page_numbers(body, first=pages_before + 1)
-            numbered = with_page_numbers("".join(front), page_of)
-            front_part = _laid_out(print_page(numbered, doc, _FRONT), layout, write)
-            if len(front_part.pages) == pages_before:
-                break
-            pages_before = len(front_part.pages)
-        else:
-            raise RuntimeError("the table of contents' length did not settle")
+                    print_pages: PagePrinter) -> tuple[bytes, list[Part]]:
+    """The merged PDF of `front` (title page and contents) followed by `parts`, and every
+    part it was made of (the body's, the front's layouts and the page numbers' layer)."""
+    body = print_pages([print_page("".join(part), doc, _CONTENT) for part in parts])
+    printed = list(body)
+    pages_before = 0
+    front_part = None
+    for _ in range(FRONT_TRIES):
+        page_of = _page_numbers(body, first=pages_before + 1)
+        numbered = with_page_numbers("".join(front), page_of)
+        [front_part] = print_pages([print_page(numbered, doc, _FRONT)])
+        printed.append(front_part)
+        if len(front_part.pages) == pages_before:
+            break
+        pages_before = len(front_part.pages)
+    else:
+        raise RuntimeError("the table of contents' length did not settle")
     all_parts = [front_part, *body]
     total = sum(len(part.pages) for part in all_parts)
     blank_pages = "<div></div>" + '<div style="break-before: page"></div>' * (total - 1)
-    footer = layout(print_page(blank_pages, doc, _FOOTER))
+    [footer] = print_pages([print_page(blank_pages, doc, _FOOTER)])
+    printed.append(footer)
     if len(footer.pages) != total:
         raise RuntimeError(f"page numbers laid out for {len(footer.pages)} of {total} pages")
-    footer_pdf = write(footer)
-    del footer
-    return _merge(all_parts, footer_pdf)
+    return _merge(all_parts, footer.pdf), printed
 
 
 _CONTENT = PageLayer(footer=False, title_page=False)
@@ -123,25 +153,7 @@ _FRONT = PageLayer(footer=False, toc_numbers_given=True)
 _FOOTER = PageLayer(header=False, title_page=False)
 
 
-def _laid_out(html: str, layout: Layout, write: Callable[[object], bytes]) -> _Part:
-    """Lay out and write `html`, keeping only what the merge needs: the layout is freed
-    before the next part is laid out."""
-    document = layout(html)
-    part = _Part(pdf=write(document))
-    for page in document.pages:
-        part.pages.append(_PageFacts(
-            height=page.height,
-            anchors={name: (x1, y1) for name, (x1, y1, _, _) in page.anchors.items()},
-            links=[(target, rectangle) for kind, target, rectangle, _ in page.links
-                   if kind == "internal"],
-            bookmarks=[(level, label, point) for level, label, point, _ in page.bookmarks],
-        ))
-    del document
-    gc.collect()  # WeasyPrint's boxes hold cycles: free this part before the next is laid out
-    return part
-
-
-def _page_numbers(parts: list[_Part], first: int) -> dict[str, int]:
+def _page_numbers(parts: list[Part], first: int) -> dict[str, int]:
     """The printed page number of each anchor of `parts`, their first page being `first`."""
     page_of: dict[str, int] = {}
     number = first
@@ -152,7 +164,7 @@ def _page_numbers(parts: list[_Part], first: int) -> dict[str, int]:
     return page_of
 
 
-def _merge(parts: list[_Part], footer_pdf: bytes) -> bytes:
+def _merge(parts: list[Part], footer_pdf: bytes) -> bytes:
     from pypdf import PdfReader, PdfWriter
     from pypdf.generic import (ArrayObject, DictionaryObject, FloatObject, NameObject,
                                NumberObject, TextStringObject)
@@ -240,7 +252,7 @@ class _DropMissingAnchorErrors(logging.Filter):
 
 
 @contextmanager
-def _cross_part_links_expected() -> Iterator[None]:
+def cross_part_links_expected() -> Iterator[None]:
     logger = logging.getLogger("weasyprint")
     quiet = _DropMissingAnchorErrors()
     logger.addFilter(quiet)
