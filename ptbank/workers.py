@@ -84,15 +84,14 @@ def rendered(stale: list[Artifact], workers: int,
         remove_leftovers(stale)
 
 
-def in_processes(function: Callable, calls: list[tuple], workers: int) -> list:
-    """`function(*call)` for each of `calls`, `workers` at once in spawned processes that
-    stop as the build's workers do (Ctrl-C is this process's; they die with it); results in
-    the order of `calls`."""
+@contextlib.contextmanager
+def process_pool(workers: int) -> Iterator:
+    """`workers` spawned processes that stop as the build's workers do (Ctrl-C is this
+    process's; they die with it), for `pool.starmap` and the like."""
     pool = get_context("spawn").Pool(workers, initializer=_worker_setup, initargs=(None,))
     try:
-        results = pool.starmap(function, calls, chunksize=1)
+        yield pool
         pool.close()
-        return results
     except BaseException:
         pool.terminate()
         raise

@@ -7,10 +7,12 @@ turns those into a build failure that names the question and the character.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import re
 from contextlib import contextmanager
+from multiprocessing import current_process
 from pathlib import Path
 
 from ..errors import PtbankError
@@ -68,9 +70,9 @@ def render_pdf(markdown: str, doc: Document, target: Path, part_chars: int | Non
         pdf = printed[0].pdf
     else:
         cache = cache or PartCache()
-        printer = _CachedPrinter(cache, timestamp, jobs)
-        pdf, printed = render_in_parts([*chapters[0], *chapters[1]],
-                                       plan_parts(chapters[2:], part_chars), doc, printer)
+        with _CachedPrinter(cache, timestamp, jobs) as printer:
+            pdf, printed = render_in_parts([*chapters[0], *chapters[1]],
+                                           plan_parts(chapters[2:], part_chars), doc, printer)
         cache.record_use(edition_of(doc), target.parent, printer.keys)
     missing = list(dict.fromkeys(ch for part in printed for ch in part.missing))
     if missing:
@@ -106,6 +108,16 @@ class _CachedPrinter:
         self.cache, self.timestamp, self.jobs = cache, timestamp, jobs
         self.keys: list[str] = []
         """Every key this print used, for the cache's record of it."""
+        self._pools = contextlib.ExitStack()
+        self._pool = None
+        """Started at the first layout that needs it, sized by memory for that one (the
+        body's chapters: the largest pages), kept for the front's and the footer's."""
+
+    def __enter__(self) -> _CachedPrinter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._pools.__exit__(*exc)
 
     def __call__(self, pages: list[str]) -> list[Part]:
         keys = [self.cache.key(page, self.timestamp) for page in pages]
@@ -122,13 +134,16 @@ class _CachedPrinter:
         return [parts[key] for key in keys]
 
     def _lay_out(self, pages: list[str]) -> list[Part]:
-        workers = min(self.jobs, len(pages), _parts_that_fit(pages))
-        if workers <= 1:
+        if self._pool is None and len(pages) > 1 and not current_process().daemon:
+            size = min(self.jobs, len(pages), _parts_that_fit(pages))
+            if size > 1:
+                from ..workers import process_pool
+                self._pool = self._pools.enter_context(process_pool(size))
+        if self._pool is None or len(pages) == 1:
             return [lay_out_page(page, self.timestamp) for page in pages]
-        from ..workers import in_processes
         longest_first = sorted(range(len(pages)), key=lambda i: -len(pages[i]))
-        laid_out = in_processes(lay_out_page, [(pages[i], self.timestamp)
-                                               for i in longest_first], workers)
+        laid_out = self._pool.starmap(lay_out_page, [(pages[i], self.timestamp)
+                                                     for i in longest_first], chunksize=1)
         return [part for _, part in sorted(zip(longest_first, laid_out), key=lambda x: x[0])]
 
 

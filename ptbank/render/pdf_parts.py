@@ -43,7 +43,8 @@ PART_BASE_BYTES = 200 << 20
 PX_TO_PT = 0.75  # 72 PDF points per inch / 96 CSS pixels per inch
 FRONT_TRIES = 4
 """Layouts of the front part before its length must have settled (it settles at the second:
-the numbers written in take the room the first layout gave them)."""
+the numbers written in take the room the first layout gave them). From the second on, the
+page numbers' layer for the length it assumes is laid out beside it (at once, given cores)."""
 
 PagePrinter = Callable[[list[str]], list["Part"]]
 """HTML pages → each laid out and written as a Part (pdf.py: from the part cache, or laid out
@@ -126,26 +127,31 @@ def render_in_parts(front: list[str], parts: list[list[str]], doc: Document,
     part it was made of (the body's, the front's layouts and the page numbers' layer)."""
     body = print_pages([print_page("".join(part), doc, _CONTENT) for part in parts])
     printed = list(body)
-    pages_before = 0
-    front_part = None
+    body_pages = sum(len(part.pages) for part in body)
+    assumed, front_part, footer = 0, None, None  # the front's length its numbers assume
     for _ in range(FRONT_TRIES):
-        page_of = _page_numbers(body, first=pages_before + 1)
-        numbered = with_page_numbers("".join(front), page_of)
-        [front_part] = print_pages([print_page(numbered, doc, _FRONT)])
-        printed.append(front_part)
-        if len(front_part.pages) == pages_before:
+        numbered = with_page_numbers("".join(front), _page_numbers(body, first=assumed + 1))
+        pages = [print_page(numbered, doc, _FRONT)]
+        if assumed:  # the page numbers' layer for that length, laid out beside it
+            pages.append(_footer_page(assumed + body_pages, doc))
+        front_part, *rest = print_pages(pages)
+        printed += [front_part, *rest]
+        if len(front_part.pages) == assumed:
+            footer = rest[0]
             break
-        pages_before = len(front_part.pages)
+        assumed = len(front_part.pages)
     else:
         raise RuntimeError("the table of contents' length did not settle")
-    all_parts = [front_part, *body]
-    total = sum(len(part.pages) for part in all_parts)
-    blank_pages = "<div></div>" + '<div style="break-before: page"></div>' * (total - 1)
-    [footer] = print_pages([print_page(blank_pages, doc, _FOOTER)])
-    printed.append(footer)
+    total = assumed + body_pages
     if len(footer.pages) != total:
         raise RuntimeError(f"page numbers laid out for {len(footer.pages)} of {total} pages")
-    return _merge(all_parts, footer.pdf), printed
+    return _merge([front_part, *body], footer.pdf), printed
+
+
+def _footer_page(total: int, doc: Document) -> str:
+    """`total` blank pages carrying only "page X of Y", drawn over the merged pages."""
+    blank_pages = "<div></div>" + '<div style="break-before: page"></div>' * (total - 1)
+    return print_page(blank_pages, doc, _FOOTER)
 
 
 _CONTENT = PageLayer(footer=False, title_page=False)
