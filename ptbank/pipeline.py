@@ -24,6 +24,7 @@ from .render.document import Document, build_date, sections_for
 from .render.labels import label
 from .render.markdown import render_markdown
 from .render.part_cache import PartCache
+from .render.questions import prune_store
 from .select import questions_for_level
 from .stamp import stamp_for
 from .workers import output_lock, pdf_workers, rendered
@@ -136,10 +137,11 @@ def _require_passing(report) -> None:
 
 def write_artifacts(artifacts: list[Artifact], jobs: int | None) -> None:
     """Render what is stale (in parallel processes), skip what is fresh, write atomically;
-    then drop the laid-out parts no edition uses any more."""
+    then drop what the render caches hold that no build uses any more."""
     with output_lock(artifacts):
         _write_stale(artifacts, jobs)
     PartCache().prune()
+    prune_store()
 
 
 def _write_stale(artifacts: list[Artifact], jobs: int | None) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from functools import lru_cache
 from importlib.metadata import version
 from multiprocessing import current_process, get_context
@@ -40,6 +41,8 @@ PARALLEL_FROM = 64
 
 STORE = Path("build/cache/render")
 """Rendered questions on disk, one JSON file per key (see `_key`); a damaged one is a miss."""
+UNUSED_DAYS = 30
+"""A rendered question no build has read or written for this long is pruned (prune_store)."""
 RENDERER_SOURCES = ("html.py", "mdparse.py", "text.py", "questions.py")
 """The code between a question's Markdown and its HTML: a change to any re-renders all."""
 RENDERER_PACKAGES = ("markdown-it-py", "mdit-py-plugins", "pygments")
@@ -124,12 +127,30 @@ def _parts(markdown: str) -> Parts:
     return parts
 
 
+def prune_store(unused_for_days: float = UNUSED_DAYS) -> int:
+    """Delete the rendered questions no build has used for `unused_for_days`; return how many.
+    A build touches every entry it reads or writes, so what is left is what recent builds of
+    any edition used (a question edited away stops being touched)."""
+    cutoff = time.time() - unused_for_days * 86400
+    removed = 0
+    for entry in STORE.glob("*.json"):
+        try:
+            if entry.stat().st_mtime < cutoff:
+                entry.unlink()
+                removed += 1
+        except OSError:
+            pass
+    return removed
+
+
 def _load(markdown: str) -> Parts | None:
+    path = STORE / f"{_key(markdown)}.json"
     try:
-        data = json.loads((STORE / f"{_key(markdown)}.json").read_text("utf-8"))
+        data = json.loads(path.read_text("utf-8"))
         asked, parts = data["asked"], data["parts"]
         if isinstance(asked, str) and all(isinstance(h, str) and isinstance(b, str)
                                           for h, b in parts):
+            os.utime(path)  # used by this build: kept by prune_store
             return Markup(asked), tuple((h, Markup(b)) for h, b in parts)
     except (OSError, ValueError, KeyError, TypeError):
         pass
