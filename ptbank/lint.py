@@ -6,7 +6,9 @@ Each rule is a function `(bank, question) -> Iterable[Problem]`; `RULES` lists t
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 from .charset import code_findings, text_findings
 from .errors import Problem, Severity
@@ -203,6 +205,164 @@ def markup_prints_as_meant(bank: Bank, q: Question) -> Iterable[Problem]:
                                                "or put code in backticks")
 
 
+_HAN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+"""A Chinese character (and kana): what the spacing rule puts a space between and Latin text."""
+_SPOT = 5
+"""Printed characters (a code span counts as one) a spacing finding quotes on each side."""
+
+
+def chinese_spacing(bank: Bank, q: Question) -> Iterable[Problem]:
+    """zh prose puts one space between a Chinese character and a Latin letter, a digit or
+    inline code, and none beside full-width punctuation: `每个 rank 直接`, `共 8 个`,
+    `用 `x` 算`, `rank，`; `15%` and `233°` stay one word (`有 15% 的提升`).
+
+    The convention of Chinese technical writing, as 中文文案排版指北 words it
+    (https://github.com/sparanoid/chinese-copywriting-guidelines: 中英文之间需要增加空格,
+    中文与数字之间需要增加空格, 全角标点与其他字符之间不加空格, no space in 15% or 233°, and its
+    example 围绕 `AVObject` 进行 spaces inline code too) and as W3C's Requirements for Chinese
+    Text Layout describe it (https://www.w3.org/International/clreq/, §3.2.2 mixed text in
+    horizontal writing: space between Han and Western letters or digits, none where Chinese
+    punctuation touches them). Spacing inside Latin text (`10 Gbps`) is not this rule's, nor
+    the space that sets a bold run-in heading off from its paragraph (`**公式。** 每一层`):
+    the heading is markup, like the English text's `**Formula.** Each layer`.
+
+    Checked on the text as it prints: Markdown code (code spans, fenced and indented blocks)
+    and snippets are never looked at, bold and link markup are seen through, and a source
+    line break counts as what the renderers print for it (render.text.softbreak_joiner),
+    nothing next to a Chinese character: `rank` ending one line and `直接` starting the next
+    print as "rank直接".
+    """
+    for field, text in _all_text(q):
+        if field[0] != "zh":
+            continue
+        for glyphs in _printed_runs(text):
+            for spot in _spacing_spots(glyphs):
+                yield _problem(bank, q, field, spot.message, text_line=spot.line)
+
+
+class _Glyph(NamedTuple):
+    """One printed character of prose, or a whole code span (`code`)."""
+
+    text: str
+    line: int
+    """1-based line of the field's text it stands on."""
+    joined: bool = False
+    """A source line break that prints as nothing stands just before it."""
+    code: bool = False
+    after_bold: bool = False
+    """Bold (or italics) ends just before it: `**标题。** 正文`, a run-in heading."""
+
+    def kind(self, before: str) -> str:
+        """han, latin (a letter, a digit, inline code, % or ° after a digit), punct (full-width
+        punctuation), space or other."""
+        char = self.text
+        if self.code:
+            return "latin"
+        if char.isspace():
+            return "space"
+        if _HAN.match(char):
+            return "han"
+        if char in "%°":
+            return "latin" if before[-1:].isdigit() else "other"
+        point = ord(char)
+        if char.isascii() or 0xA0 <= point <= 0x3FF:
+            return "latin" if unicodedata.category(char)[0] in "LN" else "other"
+        full_width = 0x3001 <= point <= 0x303F or 0xFF01 <= point <= 0xFF65
+        return "punct" if full_width and unicodedata.category(char)[0] in "PS" else "other"
+
+
+class _Spot(NamedTuple):
+    line: int
+    message: str
+
+
+def _printed_runs(markdown: str) -> Iterable[list[_Glyph]]:
+    """The printed characters of each paragraph, heading and table cell of `markdown`, code
+    blocks left out, a soft line break turned into what the renderers print for it."""
+    from .render.mdparse import parse
+    from .render.text import fix_cjk_emphasis, softbreak_joiner
+
+    for block in parse(fix_cjk_emphasis(markdown)):
+        if block.type != "inline":
+            continue
+        line, joined, closed, glyphs = (block.map[0] + 1 if block.map else 1), False, False, []
+        children, source, at = block.children or [], block.content, 0
+        for index, token in enumerate(children):
+            if token.type == "text":
+                glyphs += [_Glyph(char, line, joined and not n, after_bold=closed and not n)
+                           for n, char in enumerate(token.content)]
+                joined, closed = (joined, closed) if not token.content else (False, False)
+            elif token.type == "code_inline":
+                glyphs.append(_Glyph(f"`{token.content}`", line, joined, code=True))
+                joined = closed = False
+                found = _code_span_source(token).search(source, at)
+                if found:  # a line break inside a code span prints as a space
+                    line, at = line + found.group().count("\n"), found.end()
+            elif token.type in ("softbreak", "hardbreak"):
+                before = children[index - 1].content if index else ""
+                after = children[index + 1].content if index + 1 < len(children) else ""
+                printed = "\n" if token.type == "hardbreak" else softbreak_joiner(before, after)
+                line, at = line + 1, source.find("\n", at) + 1
+                glyphs += [_Glyph(printed, line, after_bold=closed)] if printed else []
+                joined, closed = not printed, closed and not printed
+            elif token.type in ("strong_close", "em_close"):
+                closed = True
+            elif token.type == "html_inline":
+                glyphs.append(_Glyph("\n", line))  # a task list's checkbox: not prose
+        yield glyphs
+
+
+def _code_span_source(token) -> re.Pattern:
+    """What a code span token was written as: its line breaks became spaces (CommonMark)."""
+    inner = "".join("[ \n]" if char == " " else re.escape(char) for char in token.content)
+    return re.compile(f"{re.escape(token.markup)}[ \n]?{inner}[ \n]?{re.escape(token.markup)}")
+
+
+def _spacing_spots(glyphs: list[_Glyph]) -> Iterable[_Spot]:
+    kinds = [g.kind(glyphs[i - 1].text if i else "") for i, g in enumerate(glyphs)]
+    for i in range(1, len(glyphs)):
+        if {kinds[i - 1], kinds[i]} == {"han", "latin"}:
+            start, end = _word(kinds, i - 1, -1), _word(kinds, i, 1)
+            where = f"between {_show(glyphs, start, i)} and {_show(glyphs, i, end)} " \
+                    f"in {_show(glyphs, start - _SPOT, end + _SPOT)}"
+            if glyphs[i].joined:
+                yield _Spot(glyphs[i - 1].line, f"a line break {where} prints as nothing: "
+                            "break the line at a Chinese character or punctuation instead")
+            else:
+                yield _Spot(glyphs[i].line, f"no space {where}: put one space between "
+                            "Chinese and a Latin letter, a digit or inline code")
+        elif kinds[i] == "space" and kinds[i - 1] in _SPACED:
+            end = next((j for j in range(i, len(glyphs)) if kinds[j] != "space"), i)
+            run_in_heading = kinds[i - 1] == "punct" and glyphs[i].after_bold
+            if kinds[end] in _SPACED and "punct" in (kinds[i - 1], kinds[end]) and \
+                    not run_in_heading:
+                start, stop = _word(kinds, i - 1, -1), _word(kinds, end, 1)
+                yield _Spot(glyphs[i].line, f"a space between {_show(glyphs, start, i)} and "
+                            f"{_show(glyphs, end, stop)} in "
+                            f"{_show(glyphs, start - _SPOT, stop + _SPOT)}: full-width "
+                            "punctuation takes no space on either side")
+
+
+_SPACED = ("punct", "han", "latin")
+
+
+def _word(kinds: list[str], at: int, step: int) -> int:
+    """Where the Latin word through `at` ends going `step` (exclusive), or `at` ± 1 for
+    a Chinese character: what a spacing message names on each side of the spot."""
+    end = at + step
+    while kinds[at] == "latin" and 0 <= end < len(kinds) and kinds[end] == "latin" and \
+            abs(end - at) < 24:
+        end += step
+    return end if step > 0 else end + 1
+
+
+def _show(glyphs: list[_Glyph], start: int, end: int) -> str:
+    """The printed text of glyphs[start:end], quoted, long code spans shortened."""
+    shown = "".join(" " if g.text.isspace() else g.text if len(g.text) <= 24
+                    else g.text[:20] + "…`" for g in glyphs[max(0, start): end])
+    return repr(shown.strip())
+
+
 def current_apis(bank: Bank, q: Question) -> Iterable[Problem]:
     """Printed code teaches current APIs; aged ones belong in hidden checks or prose only."""
     for index, s in enumerate(q.snippets):
@@ -288,6 +448,7 @@ RULES: tuple[Rule, ...] = (
     snippet_fields_consistent,
     printable_code,
     markup_prints_as_meant,
+    chinese_spacing,
     current_apis,
     coding_tasks_are_tested,
     checks_are_described,

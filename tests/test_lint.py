@@ -23,6 +23,10 @@ NOT_ALLOWED = ("not a character a question may hold (ptbank/charset.py allows th
 ASCII_ONLY = ("code outside comments and strings is ASCII only: a look-alike or invisible "
               "character makes it run otherwise than it reads")
 
+SPACE = "put one space between Chinese and a Latin letter, a digit or inline code"
+LINE_BREAK = "prints as nothing: break the line at a Chinese character or punctuation instead"
+PUNCT = "full-width punctuation takes no space on either side"
+
 LINT_BANKS = {
     "lint-parity": ["tensors/q.yaml:22: en.rubric: zh has 2 item(s), en has 1; keep them parallel"],
     "lint-no-claim": ["tensors/q.yaml:23: snippets: no snippet checks a claim: "
@@ -54,6 +58,35 @@ LINT_BANKS = {
         f"tensors/q.yaml:37: snippets.0.code: U+00A0 (NO-BREAK SPACE) at column 7: {NOT_ALLOWED}",
         f"tensors/q.yaml:38: snippets.0.code: U+E0041 (TAG LATIN CAPITAL LETTER A) at column 6: "
         f"{NOT_ALLOWED}",
+    ],
+    "lint-cjk-spacing": [
+        f"tensors/q.yaml:9: zh.title: no space between 'rank' and '直' in '每个 rank直接算': "
+        f"{SPACE}",
+        "tensors/q.yaml:11: zh.question: no space between 'CommDebugMode' and '数' in "
+        f"'面的代码用CommDebugMode数一下：': {SPACE}",
+        "tensors/q.yaml:11: zh.question: no space between '用' and 'CommDebugMode' in "
+        f"'下面的代码用CommDebugMode数一下：': {SPACE}",
+        "tensors/q.yaml:13: zh.answer: a line break between 'scatter' and '搞' in "
+        f"'duce-scatter搞定。每个`rank`' {LINE_BREAK}",
+        f"tensors/q.yaml:14: zh.answer: a space between '片' and '。' in 'SDP做分片 。': {PUNCT}",
+        "tensors/q.yaml:14: zh.answer: no space between 'FSDP' and '做' in "
+        f"'共8 个，FSDP做分片 。': {SPACE}",
+        "tensors/q.yaml:14: zh.answer: no space between '`rank`' and '返' in "
+        f"'搞定。每个`rank`返回共8 个': {SPACE}",
+        "tensors/q.yaml:14: zh.answer: no space between '个' and '`rank`' in "
+        f"'r搞定。每个`rank`返回共8': {SPACE}",
+        "tensors/q.yaml:14: zh.answer: no space between '共' and '8' in "
+        f"'每个`rank`返回共8 个，FS': {SPACE}",
+        f"tensors/q.yaml:22: zh.answer: a space between 'docs' and '。' in '.org/docs 。': {PUNCT}",
+        "tensors/q.yaml:25: zh.rubric.1: no space between '到' and 'float64' in "
+        f"'不会提升到float64': {SPACE}",
+        "tensors/q.yaml:26: zh.follow_ups.0: no space between '是' and 'float64' in "
+        f"'为什么不是float64？': {SPACE}",
+        f"tensors/q.yaml:27: zh.hints.0: no space between '看' and 'dtype' in '看dtype': {SPACE}",
+        "tensors/q.yaml:28: zh.red_flags.0: a space between 'int64' and '，' in "
+        f"'说成 int64 ，不对': {PUNCT}",
+        f"tensors/q.yaml:30: zh.anchors.one: no space between '错' and 'dtype' in '答错dtype': "
+        f"{SPACE}",
     ],
 }
 """Each lint bank loads cleanly and has exactly these findings (paths relative to the bank)."""
@@ -103,6 +136,7 @@ def _findings_after(tmp_path: Path, *edits: tuple[str, str]) -> list[str]:
 
 EN_ANSWER = "    floating-point dtype.\n"
 ZH_ANSWER = "    结果是 `torch.float32`：Python 浮点标量把整数张量提升为默认浮点类型。\n"
+ZH_RUBRIC = "    - 结果为 float32（默认浮点类型）"
 CODE = "      assert x.dtype == torch.float32\n"
 EN_RUBRIC = "  rubric:\n    - the result"
 EN_FOLLOW_UP = (EN_RUBRIC, "  follow_ups: [Why not float64?]\n" + EN_RUBRIC)
@@ -184,6 +218,52 @@ RULE_CASES = {
     "aged API in a hidden check": (
         [(CODE, CODE + "      assert torch.cuda.amp.autocast\n    show: hidden\n")],
         []),
+    "zh: Chinese then a Latin word with no space": (
+        [(ZH_RUBRIC, "    - 结果为float32（默认浮点类型）")],
+        [f"{Q}:15: zh.rubric.0: no space between '为' and 'float32' in '结果为float32（默认浮点': "
+         f"{SPACE}"]),
+    "zh: a Latin word then Chinese with no space": (
+        [(ZH_ANSWER, ZH_ANSWER.replace("Python 浮点", "Python浮点"))],
+        [f"{Q}:13: zh.answer: no space between 'Python' and '浮' in "
+         f"'果是 `torch.float32`：Python浮点标量把整': {SPACE}"]),
+    "zh: digits against Chinese, both sides": (
+        [(ZH_ANSWER, ZH_ANSWER + "    共2个元素。\n")],
+        [f"{Q}:14: zh.answer: no space between '2' and '个' in '点类型。共2个元素。': {SPACE}",
+         f"{Q}:14: zh.answer: no space between '共' and '2' in '浮点类型。共2个元素。': {SPACE}"]),
+    "zh: inline code against Chinese": (
+        [(ZH_ANSWER, ZH_ANSWER.replace("结果是 `", "结果是`"))],
+        [f"{Q}:13: zh.answer: no space between '是' and '`torch.float32`' in "
+         f"'结果是`torch.float32`：Pyth': {SPACE}"]),
+    "zh: bold markup is seen through": (
+        [(ZH_RUBRIC, "    - 结果为**float32**（默认浮点类型）")],
+        [f"{Q}:15: zh.rubric.0: no space between '为' and 'float32' in '结果为float32（默认浮点': "
+         f"{SPACE}"]),
+    "zh: a line break between Chinese and Latin prints as nothing": (
+        [(ZH_ANSWER, "    结果是 `torch.float32`：Python 浮点标量把整数张量提升为\n"
+                     "    float32，默认浮点类型。\n")],
+        [f"{Q}:13: zh.answer: a line break between '为' and 'float32' in "
+         f"'数张量提升为float32，默认浮点' {LINE_BREAK}"]),
+    "zh: the line of a finding after a code span that runs over a line break": (
+        [(ZH_ANSWER, "    结果是 `torch.tensor([1,\n    2]) + 0.5` 的类型，即\n    float32。\n")],
+        [f"{Q}:14: zh.answer: a line break between '即' and 'float32' in "
+         f"'的类型，即float32。' {LINE_BREAK}"]),
+    "zh: a space beside full-width punctuation": (
+        [(ZH_RUBRIC, "    - 结果为 float32 （默认浮点类型）")],
+        [f"{Q}:15: zh.rubric.0: a space between 'float32' and '（' in "
+         f"'结果为 float32 （默认浮点类': {PUNCT}"]),
+    "zh: spaced text, units, run-in headings and safe line breaks pass": (
+        [(ZH_ANSWER, ZH_ANSWER + "    **结论。** 有 15% 的提升，233° 的高温，见 https://pytorch.org/docs。\n"
+                     "    每个 rank 直\n    接返回，\n    `x` 与 **FSDP** 也一样：rank\n"
+                     "    world 之间是空格。\n")],
+        []),
+    "zh: code spans, code blocks, snippets and en text are not checked": (
+        [(ZH_ANSWER, ZH_ANSWER + "    `中文rank` 不算。\n\n"
+                     "    ```python\n    x = 1  # 中文rank\n    ```\n\n"
+                     "        缩进代码块里的中文rank\n"),
+         (EN_ANSWER, EN_ANSWER + "\n    ```python\n    x = 1\n    ```\n"),
+         (CODE, '      # 注释里的中文rank\n      s = "字符串rank"\n' + CODE),
+         ("    - the result is float32", "    - the result (中文rank) is float32")],
+        []),
 }
 
 
@@ -233,3 +313,10 @@ def test_the_coding_fixture_is_clean():
 ])
 def test_checks_are_numbered_and_described(tmp_path, old, new, expected):
     assert _coding_findings(tmp_path, old, new) == expected
+
+
+def test_spacing_is_checked_in_the_described_checks(tmp_path):
+    assert _coding_findings(tmp_path, "  checks: [正数保持不变, -1 变为 0]",
+                            "  checks: [正数保持不变, -1变为 0]") == [
+        "coding/relu-task.yaml:11: zh.checks.1: no space between '1' and '变' in '-1变为 0': "
+        f"{SPACE}"]
