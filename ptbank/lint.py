@@ -12,7 +12,8 @@ from typing import NamedTuple
 
 from .charset import code_findings, text_findings
 from .errors import Problem, Severity
-from .models import CHECKS_MARKER, INTERVIEW_FIELDS, TEXT_LISTS, Bank, Kind, Question, Show
+from .models import (CHECKS_MARKER, INTERVIEW_FIELDS, REFERENCE, TEXT_LISTS, Bank, Kind,
+                     Question, Show)
 
 MAX_CODE_LINE = 95
 """Longest code line that prints on A4 without wrapping, in characters."""
@@ -26,7 +27,8 @@ _AGED_APIS = {
 }
 
 _CROSS_REFERENCE = re.compile(r"(?:参见|见|[Ss]ee)\s*`([a-z0-9]+(?:-[a-z0-9]+)+)`")
-"""How an answer points at another question: 见 `some-question`, or see `some-question`."""
+"""The old way of pointing at another question, as a code span (见 `some-question`): refused
+for {ref}`some-question` (render/markdown.py's REFERENCE)."""
 
 _NOT_ALLOWED = ("not a character a question may hold (ptbank/charset.py allows the visible "
                 "letters, digits, punctuation and symbols of the scripts the bank uses): "
@@ -86,16 +88,32 @@ def no_placeholders(bank: Bank, q: Question) -> Iterable[Problem]:
 
 
 def cross_references_exist(bank: Bank, q: Question) -> Iterable[Problem]:
-    """A question that sends the reader to another one names a question of the bank."""
+    """A question that sends the reader to another one names a question of the bank, with the
+    reference syntax ({ref}`question-id`, printed as its number, title and a link), and both
+    languages send the reader to the same questions."""
     known = {other.id for other in bank.questions}
-    for lang in ("zh", "en"):
-        for field in ("question", "answer"):
-            for number, line in enumerate(getattr(q.text(lang), field).splitlines(), 1):
-                for name in _CROSS_REFERENCE.findall(line):
-                    if name not in known:
-                        yield _problem(bank, q, (lang, field),
-                                       f"refers the reader to `{name}`, which is not a "
-                                       "question of this bank", text_line=number)
+    named: dict[str, set[str]] = {"zh": set(), "en": set()}
+    for field, text in _all_text(q):
+        if field[0] not in named:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            for name in REFERENCE.findall(line):
+                named[field[0]].add(name)
+                if name not in known:
+                    yield _problem(bank, q, field, f"{{ref}}`{name}` names no question of "
+                                   "this bank", text_line=number)
+            for name in _CROSS_REFERENCE.findall(line):
+                yield _problem(bank, q, field, (
+                    f"refers the reader to `{name}` as code: write {{ref}}`{name}`, which "
+                    "prints the question's number and title" if name in known else
+                    f"refers the reader to `{name}`, which is not a question of this bank"),
+                    text_line=number)
+    if named["zh"] != named["en"]:
+        only = {lang: sorted(named[lang] - named[other])
+                for lang, other in (("zh", "en"), ("en", "zh"))}
+        yield _problem(bank, q, ("en",), "zh and en refer to different questions: "
+                       + "; ".join(f"only {lang}: {', '.join(ids)}"
+                                   for lang, ids in only.items() if ids))
 
 
 def allowed_characters(bank: Bank, q: Question) -> Iterable[Problem]:

@@ -17,6 +17,10 @@ KEBAB = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 CHECKS_MARKER = "# --- checks ---"
 """The line of a coding task's hidden test that ends its reference solution: what follows
 checks any solution put in place of what precedes it (tests/wrong_solutions proves they do)."""
+REFERENCE = re.compile(r"\{ref\}`([^`\n]*)`")
+"""A cross-reference to another question in prose: {ref}`question-id` (MyST's role syntax).
+Printed as the question's number and title, a link where the document holds it
+(render/markdown.py); lint checks that the question exists."""
 SEED_ITEM = r"^(q([1-9]|[12][0-9]|3[0-6])|task-[a-e]|bonus-[1-5])$"
 
 KebabId = Annotated[str, StringConstraints(pattern=KEBAB)]

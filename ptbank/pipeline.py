@@ -20,7 +20,7 @@ from .errors import VerificationRequired
 from .loader import load_bank
 from .models import Bank, Level
 from .render import FORMATS, PRINT_FORMATS
-from .render.document import Document, build_date, sections_for
+from .render.document import Document, build_date, references_for, sections_for
 from .render.labels import label
 from .render.markdown import render_markdown
 from .render.part_cache import PartCache
@@ -72,6 +72,7 @@ def bank_document(bank: Bank, level: str, lang: str, answers: bool,
         version=bank.meta.version,
         date=build_date(),
         sections=sections_for(bank, questions, langs),
+        references=references_for(bank),
     )
     return doc, render_markdown("bank.md.j2", doc)
 

@@ -24,7 +24,7 @@ from .models import Bank, Kind, Level, Question
 from .profile_draw import Draw, draw_for_profile
 from .scorecard import CODING, competencies, plan
 from .render import PRINT_FORMATS
-from .render.document import Document, Item, Section, Stamp, build_date
+from .render.document import Document, Item, Section, Stamp, build_date, references_for
 from .render.labels import label
 from .render.markdown import render_markdown
 from .stamp import stamp_for
@@ -318,6 +318,7 @@ def sheet_document(bank: Bank, request: SheetRequest, ident: str, drawn: Draw,
         langs=langs, answers=edition == "interviewer",
         stamp=stamp, version=bank.meta.version, date=build_date(), kind="sheet",
         sections=[Section(1, {"zh": "", "en": ""}, items, langs)],
+        references=references_for(bank),
         extra={"sheet_id": ident, "command": request.command(),
                "total_minutes": sum(q.minutes for q in questions),
                "budget": request.minutes,

@@ -180,7 +180,9 @@ RULE_CASES = {
         []),
     "reference to a question that is not in the bank": (
         [(EN_ANSWER, EN_ANSWER + "    See `no-such-question`; see `linear-backward` too.\n")],
-        [f"{Q}:24: en.answer: refers the reader to `no-such-question`, which is not a "
+        [f"{Q}:24: en.answer: refers the reader to `linear-backward` as code: write "
+         "{ref}`linear-backward`, which prints the question's number and title",
+         f"{Q}:24: en.answer: refers the reader to `no-such-question`, which is not a "
          "question of this bank"]),
     "Trojan Source: a right-to-left override in printed code": (
         [(CODE, '      ok = "\u202e" == 1 # \u2066" == ""\n' + CODE)],

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timezone
 
 from ..models import Bank, Question, Show, Snippet
+from ..select import questions_for_level
 from .labels import label
 from .text import github_slug, inline_text
 
@@ -124,6 +126,17 @@ class Document:
     """bank | sheet: selects page styling (a sheet does not start topics on new pages)."""
     extra: dict = field(default_factory=dict)
     """Per-kind values (a sheet's ID, command, minutes, points); empty for the bank."""
+    references: dict[str, Reference] = field(default_factory=dict)
+    """Every question a cross-reference may name (references_for); those of `sections`
+    print as links, the others with their level."""
+
+    def item_of(self, question_id: str) -> Item | None:
+        """The item of question `question_id` if this document prints it."""
+        return self._items.get(question_id)
+
+    @cached_property
+    def _items(self) -> dict[str, Item]:
+        return {item.question.id: item for section in self.sections for item in section.items}
 
     @property
     def space(self) -> bool:
@@ -142,17 +155,50 @@ class Document:
 
 
 def sections_for(bank: Bank, questions: list[Question], langs: tuple[str, ...]) -> list[Section]:
-    """Group questions (already in print order) by topic and number them 1.1, 1.2, 2.1, ..."""
+    """Group questions (already in print order) by topic, numbered as in the whole bank.
+
+    Topic N is the Nth topic of topics.yaml that has questions, and question N.i the ith of
+    that topic in the whole bank's print order: so "7.9" names one question in every edition,
+    and an edition of one level skips the numbers of the others."""
+    numbers = bank_numbers(bank)
     sections: list[Section] = []
     for topic_key, topic in bank.topics.items():
         chosen = [q for q in questions if q.topic == topic_key]
         if not chosen:
             continue
-        number = len(sections) + 1
         names = {"zh": topic.zh, "en": topic.en}
-        items = [Item(f"{number}.{i}", q, names, langs) for i, q in enumerate(chosen, 1)]
-        sections.append(Section(number, names, items, langs))
+        items = [Item(numbers[q.id], q, names, langs) for q in chosen]
+        sections.append(Section(int(items[0].number.split(".")[0]), names, items, langs))
     return sections
+
+
+def bank_numbers(bank: Bank) -> dict[str, str]:
+    """Every question's number in the whole bank ("7.9"), by id (see sections_for)."""
+    numbers: dict[str, str] = {}
+    topic_number = 0
+    in_order = questions_for_level(bank, None)
+    for topic_key in bank.topics:
+        chosen = [q for q in in_order if q.topic == topic_key]
+        if chosen:
+            topic_number += 1
+        numbers.update({q.id: f"{topic_number}.{i}" for i, q in enumerate(chosen, 1)})
+    return numbers
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a cross-reference to a question prints: its number, titles and level."""
+
+    number: str
+    titles: dict[str, str]
+    level: str
+
+
+def references_for(bank: Bank) -> dict[str, Reference]:
+    """Every question of the bank as a cross-reference target, by id."""
+    numbers = bank_numbers(bank)
+    return {q.id: Reference(numbers[q.id], {lang: q.text(lang).title for lang in ("zh", "en")},
+                            q.level.value) for q in bank.questions}
 
 
 def build_date() -> str:

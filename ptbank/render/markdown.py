@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jinja2
 
+from ..models import REFERENCE
 from .document import Document
 from .labels import LABELS
 from .text import escape_raw_html, fix_cjk_emphasis, github_slug
@@ -37,8 +38,29 @@ def _environment() -> jinja2.Environment:
     env.filters["text"] = escape_raw_html
     env.filters["fenced"] = fenced
     env.filters["slug"] = github_slug  # the anchor a heading of this text gets (html.py)
+    env.filters["refs"] = _references
     env.globals["labels"] = LABELS
     return env
+
+
+@jinja2.pass_context
+def _references(context, text: str, lang: str) -> str:
+    """`text` with each {ref}`id` written out for this document, in `lang`: a link
+    "7.3 Title" where the document prints the question, else its number, title and level."""
+    doc = context.get("doc")
+
+    def written(found: re.Match) -> str:
+        target = doc.references.get(found.group(1)) if doc is not None else None
+        if target is None:
+            return f"`{found.group(1)}`"
+        title = target.titles[lang]
+        item = doc.item_of(found.group(1))
+        if item is not None:
+            return f"[{item.number} {title}](#{item.anchor})"  # a sheet numbers its own
+        level = LABELS[lang][target.level]
+        return LABELS[lang]["reference_elsewhere"].format(
+            number=target.number, title=title, level=level if lang == "zh" else level.lower())
+    return REFERENCE.sub(written, text)
 
 
 def fenced(code: str, info: str) -> str:
