@@ -191,6 +191,24 @@ def test_an_old_topic_anchor_still_finds_the_question(site: Path, page):
     assert page.url.endswith("/en/tensors/long-code.html")
 
 
+def test_the_language_switch_lands_on_the_same_question(site: Path, page):
+    """Was on a topic page holding every question; a question has its own page now, and the
+    switch keeps it (and, on a topic page, the entry an anchor points to)."""
+    page.goto(url(site, "zh/tensors/long-code.html"))
+    page.click("a.lang[data-lang=en]")
+    page.wait_for_load_state()
+    assert page.url.endswith("/en/tensors/long-code.html")
+    page.click("a.lang[data-lang=bi]")
+    page.wait_for_load_state()
+    assert page.url.endswith("/bi/tensors/long-code.html")
+    page.goto(url(site, "zh/tensors.html") + "#long-code")
+    page.click("a.lang[data-lang=en]")
+    page.wait_for_load_state()
+    assert page.url.endswith("/en/tensors.html#long-code")
+    box = page.locator("#long-code").bounding_box()
+    assert 0 <= box["y"] < 900, "scrolled to the same question"
+
+
 def test_an_answer_is_folded_until_opened(site: Path, page):
     page.goto(url(site, "en/tensors/hostile-markup.html"))
     answer = page.get_by_text("EN-ANSWER-MARKER")
