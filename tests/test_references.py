@@ -91,3 +91,14 @@ def test_a_question_has_the_same_number_in_every_edition(referring):
                     numbers.setdefault(item.question.id, set()).add(item.number)
     assert all(len(found) == 1 for found in numbers.values()), numbers
     assert len({n for found in numbers.values() for n in found}) == len(bank.questions)
+
+
+def test_on_the_site_a_reference_links_to_the_question_s_own_page(referring, tmp_path):
+    from ptbank.cli import main
+
+    assert main(["build", "--content", str(referring), "--format", "html", "--lang", "en",
+                 "--draft", "--out", str(tmp_path / "out")]) == 0
+    page = (tmp_path / "out" / "site" / "en" / "autograd" / "grad-basics.html").read_text(
+        encoding="utf-8")
+    assert 'href="../tensors/long-code.html"' in page
+    assert (tmp_path / "out" / "site" / "en" / "tensors" / "long-code.html").is_file()

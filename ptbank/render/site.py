@@ -24,6 +24,8 @@ with it.
 from __future__ import annotations
 
 import json
+import re
+from html import unescape as html_unescape
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -78,12 +80,14 @@ def render_site(markdown: str, doc: Document, target: Path) -> None:
     for topic in topics:
         (target / topic.key).mkdir(parents=True, exist_ok=True)
     sidebars: dict[tuple, str] = {}
+    pages_of = {view.item.anchor: view.path for view in views}
     for path, template, context in _pages(topics, views):
         topic = context.get("topic")
-        (target / path).write_text(_templates().get_template(template).render(
-            common, page_name=path, link=_linker(path),
-            sidebar=_sidebar(sidebars, common, path, topic.key if topic else None),
-            **context), encoding="utf-8")
+        link = _linker(path)
+        page = _templates().get_template(template).render(
+            common, page_name=path, link=link,
+            sidebar=_sidebar(sidebars, common, path, topic.key if topic else None), **context)
+        (target / path).write_text(_to_pages(page, pages_of, link), encoding="utf-8")
     (target / "assets").mkdir(exist_ok=True)
     for name, text in (("site.css", _css()), ("site.js", _script())):
         (target / "assets" / name).write_text(text, encoding="utf-8")
@@ -142,6 +146,18 @@ def _sidebar(cache: dict, common: dict, page: str, topic: str | None) -> Markup:
             common, link=_linker(page), current=topic)
     own = f'<a href="{page.rpartition("/")[2]}"'
     return Markup(cache[key].replace(own, own + ' aria-current="page"', 1))
+
+
+_IN_PAGE_LINK = re.compile(r'href="#([^"]+)"')
+
+
+def _to_pages(page: str, pages_of: dict[str, str], link) -> str:
+    """`page` with each link to a question's heading (a cross-reference, printed for one
+    document holding every question) pointed at that question's own page."""
+    def pointed(found: re.Match) -> str:
+        path = pages_of.get(html_unescape(found.group(1)))
+        return found.group(0) if path is None else f'href="{link(path)}"'
+    return _IN_PAGE_LINK.sub(pointed, page)
 
 
 def _linker(page: str):
