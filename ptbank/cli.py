@@ -235,10 +235,21 @@ def _verify(commands) -> None:
                  "fails when it claims anything this run does not confirm (CI runs it). Both\n"
                  "rest on this machine's runs alone: a verdict `ptbank cache import` brought\n"
                  "in is run again here for them.\n"
+                 "\n"
+                 "CPUs: snippets run with this machine's vector ISA and the cores divided\n"
+                 "among --jobs. --cpu-capability avx2 runs them as on an x86-64 CPU without\n"
+                 "AVX-512 (most AMD EPYC before Zen 4), `default` as on one with no vector\n"
+                 "ISA: torch's ATEN_CPU_CAPABILITY, which ATen and Inductor follow, with\n"
+                 "oneDNN and MKL capped to match (exporting them yourself does not reach\n"
+                 "snippets). --threads N gives each snippet N intra-op threads. A verdict\n"
+                 "is cached per capability and thread count, and reports name them. To\n"
+                 "check that verdicts hold on other CPUs, verify also with e.g.\n"
+                 "  ptbank verify --torch 2.15.0 --cpu-capability avx2 --threads 1\n"
                  "Exit status 0 only when every snippet that can run here passes.")
     _content_option(p)
     _build_options(p)
     _run_options(p)
+    _cpu_options(p)
     record = p.add_mutually_exclusive_group()
     record.add_argument("--record", action="store_true",
                         help="after a passing run, write the verification record (make record); "
@@ -266,6 +277,29 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     _sandbox_option(p)
 
 
+def _cpu_options(p: argparse.ArgumentParser) -> None:
+    from .verify.launch import CPU_CAPABILITIES
+
+    p.add_argument("--cpu-capability", choices=CPU_CAPABILITIES, default=None,
+                   help="run snippets as on a CPU with only this vector ISA: sets torch's "
+                        "ATEN_CPU_CAPABILITY for them, and ONEDNN_MAX_CPU_ISA and "
+                        "MKL_ENABLE_INSTRUCTIONS to match (avx2: no AVX-512; default: no SIMD "
+                        "kernels); default: this machine's own")
+    p.add_argument("--threads", type=_positive_int, default=None, metavar="N",
+                   help="intra-op threads per snippet (torch.set_num_threads; default: the "
+                        "cores divided among --jobs)")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive count")
+    return value
+
+
 def _sandbox_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-sandbox", dest="sandbox", action="store_false",
                    help="run snippets unconfined, where bubblewrap cannot run (they can then "
@@ -288,6 +322,9 @@ def _run_verify(args) -> int:
     if args.record and (args.only or not args.sandbox):
         raise PtbankError("--record records the whole bank, verified in the sandbox: "
                           "drop --only and --no-sandbox")
+    if (args.record or args.check_record) and (args.cpu_capability or args.threads):
+        raise PtbankError("the verification record is of native runs: run --record and "
+                          "--check-record without --cpu-capability and --threads")
     return run_verify_command(args)
 
 

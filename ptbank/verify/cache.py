@@ -1,9 +1,10 @@
 """Verdicts keyed by everything that can change them, so an unchanged bank re-verifies in a blink.
 
 Key = SHA-256 of: the code, the expectations (raises, match, stdout), the requirements, the
-limits (timeout, memory), whether it runs in the sandbox, the torch version (from package metadata: reading it must not import
-torch), the Python version, the verifier version, and the installed versions of the extra modules
-a snippet requires or imports. One JSON file per key, written atomically, so concurrent runs
+limits (timeout, memory), whether it runs in the sandbox, the CPU asked for (`verify
+--cpu-capability`, `--threads`; nothing for a native run), the torch version (from package
+metadata: reading it must not import torch), the Python version, the verifier version, and the
+installed versions of the extra modules a snippet requires or imports. One JSON file per key, written atomically, so concurrent runs
 never corrupt an entry (the last writer wins).
 
 A verdict brought in by `ptbank cache import` (imports.py) keeps where it came from
@@ -29,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..atomic import write_text_atomic
 from ..models import Snippet
+from .launch import NATIVE, CpuSetting
 from .results import CACHEABLE, SnippetResult, Status
 
 VERIFIER_VERSION = "6"
@@ -54,11 +56,14 @@ def extra_modules(snippet: Snippet) -> list[str]:
 
 
 def cache_key(snippet: Snippet, versions: Versions,
-              module_version: Callable[[str], str | None], sandboxed: bool = True) -> str:
+              module_version: Callable[[str], str | None], sandboxed: bool = True,
+              cpu: CpuSetting = NATIVE) -> str:
     """The key of a snippet's verdict; `module_version` answers for the interpreter it runs in.
 
     Whether it ran in the sandbox is part of the key: a snippet that reaches the network or
-    writes outside its folder passes only outside it.
+    writes outside its folder passes only outside it. So is the CPU it ran as if on
+    (`verify --cpu-capability`, `--threads`): a fraction of differing floats can hold under
+    AVX-512 and fail under AVX2. A native run adds nothing, so its keys are as they were.
     """
     fields = {
         "sandboxed": sandboxed,
@@ -67,6 +72,7 @@ def cache_key(snippet: Snippet, versions: Versions,
         "timeout": snippet.timeout, "memory_mb": snippet.memory_mb,
         "versions": asdict(versions),
         "modules": {m: module_version(m) for m in extra_modules(snippet)},
+        **cpu.key(),
     }
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 

@@ -11,14 +11,16 @@ import sys
 from contextlib import nullcontext
 
 from ..errors import EXIT_FAILED
-from .launch import DEFAULT_CACHE, HeadStart
+from .launch import DEFAULT_CACHE, CpuSetting, HeadStart
 
 
 def run_verify_command(args) -> int:
     """Exit status 0 when every snippet that can run here passed under every build, else 1."""
+    cpu = CpuSetting(getattr(args, "cpu_capability", None), getattr(args, "threads", None))
     # the head start is for the pinned build, which every run without --torch/--python needs
+    # (natively: its zygote has this machine's CPU capability)
     with (HeadStart(DEFAULT_CACHE, use_cache=not args.no_cache, sandboxed=args.sandbox)
-          if not (args.torch or args.python) else nullcontext()) as head_start:
+          if not (args.torch or args.python or cpu.capability) else nullcontext()) as head_start:
         from ..loader import load_bank
         from .builds import interpreters_for
         from .core import VerificationAborted, verify_bank
@@ -34,7 +36,7 @@ def run_verify_command(args) -> int:
                     bank, jobs=args.jobs, only=args.only, use_cache=not args.no_cache,
                     head_start=head_start, interpreter=interpreter, sandbox=args.sandbox,
                     imported=not (args.record or args.check_record),
-                    fresh_ranks=args.fresh_ranks)))
+                    fresh_ranks=args.fresh_ranks, cpu=cpu)))
         except VerificationAborted as exc:  # the reports still say what was decided, then
             _report(args, [report for _, report in runs] + [exc.report])  # the error's exit
             raise

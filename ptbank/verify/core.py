@@ -23,7 +23,8 @@ from .cache import ResultCache, cache_key, extra_modules
 from .classify import classify
 from .interpreter import Interpreter
 from . import warm
-from .launch import DEFAULT_CACHE, HeadStart, VerifierError, ZygoteLease, zygote_env
+from .launch import (DEFAULT_CACHE, NATIVE, CpuSetting, HeadStart, VerifierError, ZygoteLease,
+                     zygote_env)
 from .progress import make_progress
 from .record import Record
 from .requirements import Requirements
@@ -62,7 +63,8 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
                 interpreter: Interpreter | None = None, sandbox: bool = True,
                 sandbox_writable: tuple[Path, ...] = (), record: Record | None = None,
                 imported: bool = True, keep_output: bool = False,
-                retry: bool = True, fresh_ranks: bool = False) -> VerifyReport:
+                retry: bool = True, fresh_ranks: bool = False,
+                cpu: CpuSetting = NATIVE) -> VerifyReport:
     """Verify the bank's snippets (or those named in `only`) and return the typed report.
 
     `interpreter` is the torch build to verify under (default: the one ptbank runs under).
@@ -79,12 +81,15 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
     `retry`: give a snippet that errored, crashed or timed out one more run (RETRIED).
     `fresh_ranks`: processes that snippets spawn import torch themselves, as under a plain
     `spawn`, instead of being forked from a server made before the snippet ran (ranks.py).
+    `cpu`: the CPU capability snippets run under (ATEN_CPU_CAPABILITY) and the threads each
+    gets (default: this machine's own, and the cores divided among the jobs); both are part of
+    every cache key but a native run's, and the report names them.
     """
     began = time.perf_counter()
     if sandbox:
         ensure_available()
     interpreter = interpreter or Interpreter.current()
-    targets = select_targets(bank, only, interpreter, sandbox)
+    targets = select_targets(bank, only, interpreter, sandbox, cpu)
     versions = interpreter.versions
     cache = ResultCache(cache_dir) if use_cache else None
     results: dict[str, SnippetResult] = {}
@@ -100,27 +105,30 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
         if hit and (imported or not hit.imported_from):
             results[target.name] = hit
     slots = max(1, jobs or len(os.sched_getaffinity(0)))
+    threads = cpu.threads or max(1, len(os.sched_getaffinity(0)) // slots)
     todo = [t for t in targets if t.name not in results]
     view = make_progress(progress, total=len(targets), done=len(results))
     try:
         run = _Run(interpreter, cache, cache_dir, view, results, head_start,
                    sandbox and (*sandbox_writable,), keep_output=keep_output, retry=retry,
-                   fresh_ranks=fresh_ranks)
+                   fresh_ranks=fresh_ranks, cpu=cpu, threads=threads)
         zygote_start = run.verify(todo, slots) if todo else None
     except VerifierError as exc:
         raise VerificationAborted(exc, VerifyReport(
             tuple(results.get(t.name) or run.undecided(t, exc) for t in targets),
             versions.torch, versions.python, versions.verifier, time.perf_counter() - began,
-            slots, None, sandbox, aborted=str(exc))) from exc
+            slots, None, sandbox, aborted=str(exc), cpu_capability=cpu.capability or "",
+            threads=threads)) from exc
     finally:
         view.close()
     return VerifyReport(tuple(results[t.name] for t in targets), versions.torch,
                         versions.python, versions.verifier, time.perf_counter() - began,
-                        slots, zygote_start, sandbox)
+                        slots, zygote_start, sandbox, cpu_capability=cpu.capability or "",
+                        threads=threads)
 
 
 def select_targets(bank: Bank, only: list[str] | None, interpreter: Interpreter,
-                   sandbox: bool = True) -> list[Target]:
+                   sandbox: bool = True, cpu: CpuSetting = NATIVE) -> list[Target]:
     """Snippets in bank order; `only` names question ids or `question-id/snippet-id`."""
     wanted = set(only or ())
     picked, matched = [], set()
@@ -137,7 +145,7 @@ def select_targets(bank: Bank, only: list[str] | None, interpreter: Interpreter,
     interpreter.learn(m for _, snippet, _ in picked for m in extra_modules(snippet))
     versions = interpreter.versions
     return [Target(qid, snippet, where,
-                   cache_key(snippet, versions, interpreter.module_version, sandbox))
+                   cache_key(snippet, versions, interpreter.module_version, sandbox, cpu))
             for qid, snippet, where in picked]
 
 
@@ -147,8 +155,11 @@ class _Run:
     def __init__(self, interpreter: Interpreter, cache: ResultCache | None, cache_dir: Path,
                  view, results: dict, head_start: HeadStart | None,
                  sandbox: tuple[Path, ...] | bool, *, keep_output: bool = False,
-                 retry: bool = True, fresh_ranks: bool = False):
+                 retry: bool = True, fresh_ranks: bool = False, cpu: CpuSetting = NATIVE,
+                 threads: int = 1):
         self.interpreter = interpreter
+        self.cpu, self.threads = cpu, threads
+        """The CPU snippets run as if on; the intra-op threads each gets."""
         self.keep_output, self.retry, self.fresh_ranks = keep_output, retry, fresh_ranks
         self.sandbox, self.writable = sandbox is not False, sandbox or ()
         """Whether snippets run in the sandbox; which folders it leaves writable besides."""
@@ -189,12 +200,12 @@ class _Run:
         preload = {r for t in runnable for r in t.snippet.requires
                    if r != "cuda" and not r.startswith("gpus>=")}
         preload.update(shared_imports(t.snippet for t in runnable))
-        cores = len(os.sched_getaffinity(0))
-        early = (self.head_start.take(self.interpreter.python, self.sandbox)
+        early = (self.head_start.take(self.interpreter.python, self.sandbox, self.cpu)
                  if self.head_start and not self.writable else None)
-        threads = max(1, cores // slots)
+        threads = self.threads
         with early or ZygoteLease(self.cache_dir, self.interpreter.python, self.sandbox,
-                                  self.writable, self.interpreter.import_path) as lease:
+                                  self.writable, self.interpreter.import_path,
+                                  cpu=self.cpu) as lease:
             warm = self._warm_cache(runnable, lease.workdir)  # made beside the first snippets
             try:
                 started = lease.zygote.wait_ready(preload)
@@ -218,9 +229,10 @@ class _Run:
         if not self.sandbox or not warm.needed(t.snippet.code for t in runnable):
             return None
         versions = self.interpreter.versions
+        isa = f"-{self.cpu.capability}" if self.cpu.capability else ""  # kernels per vector ISA
         return warm.WarmCache(self.interpreter.python, self.cache_dir,
-                              f"{versions.torch}-{versions.python}", zygote_env(self.cache_dir),
-                              workdir / "warm-up.log")
+                              f"{versions.torch}-{versions.python}{isa}",
+                              zygote_env(self.cache_dir, self.cpu), workdir / "warm-up.log")
 
     def _finish(self, done: Finished) -> None:
         target = self.by_job[done.job.id]

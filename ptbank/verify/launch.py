@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import ptbank
@@ -30,6 +31,59 @@ CLOSE_TIMEOUT = 3.0
 """Seconds the zygote has to kill its snippets and exit once told to."""
 READY_TIMEOUT = 300.0
 """Seconds the zygote may take to import torch (minutes on a cold disk under load)."""
+
+
+CPU_ENV = {
+    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2",
+             "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
+    "default": {"ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41",
+                "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"},
+}
+"""What `verify --cpu-capability` sets for snippets: an x86-64 CPU with AVX2 and no AVX-512
+(most AMD EPYC before Zen 4, many desktops), or one with no vector ISA torch uses. ATen picks
+its kernels by ATEN_CPU_CAPABILITY and Inductor its vector ISA; oneDNN and MKL (the BLAS) are
+capped to the same ISA, else they still take this machine's AVX-512 and AMX paths, which an
+avx2 ATen kernel cannot follow (SDPA in bf16 raises "pack_vnni2 is only supported when avx512
+is supported", which no AVX2 CPU ever does). A capability above this machine's falls back to
+what it has."""
+CPU_CAPABILITIES = tuple(CPU_ENV)
+
+
+@dataclass(frozen=True)
+class CpuSetting:
+    """The CPU snippets run as if on: a capability (None: this machine's own) and the intra-op
+    thread count each snippet gets (None: the cores divided among the jobs)."""
+
+    capability: str | None = None
+    threads: int | None = None
+
+    def __post_init__(self):
+        if self.capability is not None and self.capability not in CPU_CAPABILITIES:
+            raise PtbankError(f"--cpu-capability: {self.capability!r} is none of "
+                              f"{', '.join(CPU_CAPABILITIES)}")
+        if self.threads is not None and self.threads < 1:
+            raise PtbankError(f"--threads: {self.threads} is not a positive count")
+
+    @property
+    def native(self) -> bool:
+        return self.capability is None and self.threads is None
+
+    def key(self) -> dict:
+        """What a cache key adds for it: nothing for a native run, so its keys stay as they were."""
+        return {} if self.native else {"cpu": {"capability": self.capability,
+                                               "env": CPU_ENV.get(self.capability or ""),
+                                               "threads": self.threads}}
+
+    def describe(self, threads: int | None = None) -> str:
+        """`ATEN_CPU_CAPABILITY=avx2, 1 thread`; `threads` is the count a native run gave."""
+        count = self.threads or threads
+        parts = [f"ATEN_CPU_CAPABILITY={self.capability}" if self.capability else "native CPU"]
+        if count:
+            parts.append(f"{count} thread{'s' if count != 1 else ''}")
+        return ", ".join(parts)
+
+
+NATIVE = CpuSetting()
 
 
 class VerifierError(PtbankError):
@@ -136,14 +190,16 @@ class ZygoteLease:
     """A zygote with its own temporary folder; closing it stops the one and removes the other."""
 
     def __init__(self, cache_dir: Path, python: str = sys.executable, sandboxed: bool = True,
-                 writable: tuple[Path, ...] = (), readable: tuple[Path, ...] = ()):
+                 writable: tuple[Path, ...] = (), readable: tuple[Path, ...] = (),
+                 cpu: CpuSetting = NATIVE):
         self._tmp = tempfile.TemporaryDirectory(prefix="ptbank-verify-")
         self.workdir = Path(self._tmp.name)
         self.python = os.path.abspath(python)
         self.sandboxed = sandboxed
         warm = warm_root(cache_dir)
         warm.mkdir(parents=True, exist_ok=True)  # what is bound in must exist at the start
-        self.zygote = Zygote(self.workdir, zygote_env(cache_dir), self.python, sandboxed,
+        self.cpu = cpu
+        self.zygote = Zygote(self.workdir, zygote_env(cache_dir, cpu), self.python, sandboxed,
                              writable, readable=(warm.resolve(), *readable))
 
     def close(self) -> None:
@@ -177,10 +233,12 @@ class HeadStart:
         self._lease = (ZygoteLease(cache_dir, sandboxed=sandboxed,
                                    readable=tuple(map(Path, import_path()))) if cold else None)
 
-    def take(self, python: str, sandboxed: bool = True) -> ZygoteLease | None:
+    def take(self, python: str, sandboxed: bool = True,
+             cpu: CpuSetting = NATIVE) -> ZygoteLease | None:
         """The early zygote if it runs `python` as asked, now the caller's to close; else None."""
         if (self._lease is None or self._lease.python != python
-                or self._lease.sandboxed != sandboxed):
+                or self._lease.sandboxed != sandboxed
+                or self._lease.cpu.capability != cpu.capability):
             return None
         lease, self._lease = self._lease, None
         return lease
@@ -211,14 +269,21 @@ PASSED_PREFIX = "PTBANK_SNIPPET_"
 """Variables named so are handed to snippets on purpose (a test harness's, say)."""
 
 
-def zygote_env(cache_dir: Path) -> dict[str, str]:
+def zygote_env(cache_dir: Path, cpu: CpuSetting = NATIVE) -> dict[str, str]:
     """The zygote's environment: allow-listed, ptbank importable, a fixed hash seed, and a
-    lasting inductor cache where snippets run unconfined (the sandbox gives each its own)."""
+    lasting inductor cache where snippets run unconfined (the sandbox gives each its own).
+
+    ATEN_CPU_CAPABILITY (and oneDNN's and MKL's caps, CPU_ENV) is set only by `cpu` (`verify
+    --cpu-capability`), never passed on from ptbank's own environment: a verdict's cache key
+    names the capability it ran under. Its inductor cache is its own, so kernels compiled for
+    one vector ISA never serve another."""
     env = {name: value for name, value in os.environ.items()
            if name in PASSED_ENV or name.startswith(PASSED_PREFIX)}
     package_root = str(Path(ptbank.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root,
                                                       os.environ.get("PYTHONPATH")]))
     env["PYTHONHASHSEED"] = "0"
-    env["TORCHINDUCTOR_CACHE_DIR"] = str((cache_dir.parent / "inductor").resolve())
+    inductor = "inductor" + (f"-{cpu.capability}" if cpu.capability else "")
+    env["TORCHINDUCTOR_CACHE_DIR"] = str((cache_dir.parent / inductor).resolve())
+    env.update(CPU_ENV.get(cpu.capability or "", {}))
     return env

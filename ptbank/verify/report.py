@@ -40,8 +40,9 @@ def summary_line(report: VerifyReport) -> str:
     imported = sum(bool(r.imported_from) for r in report.results)
     from_elsewhere = f", {imported} imported, not run here" if imported else ""
     unconfined = "" if report.sandboxed else ", without the sandbox"
+    cpu = f", under ATEN_CPU_CAPABILITY={report.cpu_capability}" if report.cpu_capability else ""
     return (f"ptbank: {', '.join(parts)} in {report.elapsed:.1f} s, "
-            f"torch {report.torch_version}{from_cache}{from_elsewhere}{unconfined}")
+            f"torch {report.torch_version}{from_cache}{from_elsewhere}{unconfined}{cpu}")
 
 
 def _plural(count: int, word: str) -> str:
@@ -106,6 +107,8 @@ def _build_json(report: VerifyReport) -> dict:
         "jobs": report.jobs,
         "zygote_start": report.zygote_start,
         "sandboxed": report.sandboxed,
+        "cpu_capability": report.cpu_capability or "native",
+        "threads": report.threads,
         "aborted": report.aborted or None,
         "counts": report.counts,
         "results": [
@@ -151,6 +154,8 @@ def _suite(root: ET.Element, report: VerifyReport) -> None:
         ET.SubElement(properties, "property", {"name": name, "value": getattr(report, name)})
     ET.SubElement(properties, "property",
                   {"name": "sandboxed", "value": str(report.sandboxed).lower()})
+    ET.SubElement(properties, "property",
+                  {"name": "cpu_capability", "value": report.cpu_capability or "native"})
     if report.aborted:
         ET.SubElement(properties, "property", {"name": "aborted", "value": _xml(report.aborted)})
     for r in report.results:

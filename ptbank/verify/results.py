@@ -127,6 +127,11 @@ class VerifyReport:
     aborted: str = ""
     """Why the run stopped before every verdict was reached (the verifier's own error), for
     the partial report of such a run; else empty."""
+    cpu_capability: str = ""
+    """The ATEN_CPU_CAPABILITY snippets ran under (`verify --cpu-capability`); empty: this
+    machine's own."""
+    threads: int | None = None
+    """The intra-op threads each snippet had (None: not known, a report made elsewhere)."""
 
     @property
     def counts(self) -> dict[str, int]:
