@@ -336,8 +336,10 @@ def test_aliases_are_refused_before_they_expand(tmp_path):
     content = _bank_copy(tmp_path)
     (content / Q).write_text(_edited("tags: [dtype]", "tags: [dtype]\n" + BILLION_LAUGHS),
                              encoding="utf-8")
-    peak = ("import resource, sys; from ptbank.cli import main; rc = main(sys.argv[1:]); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024); sys.exit(rc)")
+    # VmHWM, this process's own peak: ru_maxrss would carry pytest's over the fork
+    peak = ("import sys; from ptbank.cli import main; rc = main(sys.argv[1:]); "
+            "print(next(int(l.split()[1]) for l in open('/proc/self/status') "
+            "if l.startswith('VmHWM:')) // 1024); sys.exit(rc)")
     result = subprocess.run([sys.executable, "-c", peak, "lint", "--content", str(content)],
                             cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 2
