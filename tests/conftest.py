@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -12,6 +13,9 @@ from pathlib import Path
 import pytest
 
 from ptbank.verify import builds
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+"""Debian's chromium (Playwright's own browser download cannot reach the network here)."""
 
 
 def make_second_interpreter(env: Path, torch_version: str | None = None) -> Path:
@@ -78,3 +82,15 @@ def process_token(monkeypatch) -> str:
 @pytest.fixture(scope="session")
 def other_python(tmp_path_factory) -> Path:
     return make_second_interpreter(tmp_path_factory.mktemp("envs") / "other")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless chromium for the site and deck tests, one per test module."""
+    from playwright.sync_api import sync_playwright
+
+    assert CHROMIUM, "chromium is missing: `make test` installs it (Debian package chromium)"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield browser
+        browser.close()

@@ -28,7 +28,6 @@ from ptbank.render.text import fix_cjk_emphasis
 ROOT = Path(__file__).resolve().parents[1]
 RENDER = ROOT / "tests" / "fixtures" / "render"
 CARDS = ROOT / "tests" / "fixtures" / "anki"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 EPOCH = 1764460800  # 2025-11-30
 EXTRA = re.compile(r"<details\b.*?</details>", re.S)
 
@@ -380,17 +379,6 @@ def test_the_old_one_card_decks_are_not_mistaken_for_these(decks: Path, tmp_path
 
 
 # --- on a phone, by day and by night ---------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    assert CHROMIUM, "chromium is missing: `make test` installs it (Debian package chromium)"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield browser
-        browser.close()
-
 
 def card_page(styled: str, root: str) -> str:
     """A card as Anki's reviewer shows it: its HTML (with the note type's CSS) in a body of

@@ -26,6 +26,7 @@ def whole_and_parts(tmp_path_factory) -> dict:
     (the title page and contents, then each topic): cold, cold again, from the warm part
     cache, with two processes, and after an edit of one question, each page laid out
     recorded."""
+    from ptbank import workers
     from ptbank.render import pdf
 
     out = tmp_path_factory.mktemp("parts")
@@ -36,7 +37,8 @@ def whole_and_parts(tmp_path_factory) -> dict:
     edited = markdown.replace(EDITED_FROM, EDITED_TO)
     assert edited.count(EDITED_TO) == 1
     laid_out: dict[str, list[str]] = {}
-    lay_out_page = pdf.lay_out_page
+    lay_out_page, process_pool = pdf.lay_out_page, workers.process_pool
+    pools: dict[str, list[int]] = {}
     result = {"chapters": len(markdown_to_html_chapters(markdown, doc.langs)), "out": out}
     runs = (("whole", markdown, None, 1, "whole"), ("parts", markdown, PART_CHARS, 1, "a"),
             ("again", markdown, PART_CHARS, 1, "b"), ("warm", markdown, PART_CHARS, 1, "a"),
@@ -44,15 +46,18 @@ def whole_and_parts(tmp_path_factory) -> dict:
             ("edited-cold", edited, PART_CHARS, 1, "d"))
     try:
         for name, text, part_chars, jobs, cache in runs:
-            laid_out[name] = []
-            monkeypatch.setattr(pdf, "lay_out_page", lay_out_page if jobs > 1 else (  # workers
+            laid_out[name], pools[name] = [], []
+            monkeypatch.setattr(workers, "process_pool", lambda size, _n=name: (
+                pools[_n].append(size), process_pool(size))[1])
+            # a pool's workers are sent lay_out_page by name: a recording stand-in cannot go
+            monkeypatch.setattr(pdf, "lay_out_page", lay_out_page if jobs > 1 else (
                 lambda html, *a, _n=name: (laid_out[_n].append(html), lay_out_page(html, *a))[1]))
             render_pdf(text, doc, out / f"{name}.pdf", part_chars=part_chars, jobs=jobs,
                        cache=PartCache(out / f"cache-{cache}"))
             result[name] = out / f"{name}.pdf"
     finally:
         monkeypatch.undo()
-    result["laid_out"] = laid_out
+    result["laid_out"], result["pools"] = laid_out, pools
     return result
 
 
@@ -73,8 +78,9 @@ def test_a_bank_document_is_laid_out_in_parts(whole_and_parts):
     assert layouts["whole"] == 1
     # a part per topic, the front laid out twice (its numbers settle), the page numbers once
     assert layouts["parts"] == layouts["again"] == topics + 3
-    # the parallel print laid them out in workers: none in this process, the same bytes
-    assert layouts["parallel"] == 0
+    # the parallel print laid its chapters out in one pool of two workers; the serial none
+    assert whole_and_parts["pools"]["parallel"] == [2]
+    assert whole_and_parts["pools"]["parts"] == whole_and_parts["pools"]["again"] == []
 
 
 def test_a_print_from_the_warm_cache_lays_out_nothing_and_gives_the_same_bytes(whole_and_parts):

@@ -20,7 +20,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "render"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 TAGS = {"tensors/hostile-markup.yaml": ["markup", "safety"],
         "tensors/long-code.yaml": ["markup", "printing"],
         "autograd/grad-basics.yaml": ["gradients"]}
@@ -48,17 +47,6 @@ def site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("site")
     build(out, content=content)
     return out / "site"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    assert CHROMIUM, "chromium is missing: `make test` installs it (Debian package chromium)"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield browser
-        browser.close()
 
 
 def new_page(browser, width: int = 1280, height: int = 900, **options):

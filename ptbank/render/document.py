@@ -162,27 +162,27 @@ def sections_for(bank: Bank, questions: list[Question], langs: tuple[str, ...]) 
     and an edition of one level skips the numbers of the others."""
     numbers = bank_numbers(bank)
     sections: list[Section] = []
-    for topic_key, topic in bank.topics.items():
+    for topic_key, topic_number in _topic_numbers(bank).items():
         chosen = [q for q in questions if q.topic == topic_key]
-        if not chosen:
-            continue
-        names = {"zh": topic.zh, "en": topic.en}
-        items = [Item(numbers[q.id], q, names, langs) for q in chosen]
-        sections.append(Section(int(items[0].number.split(".")[0]), names, items, langs))
+        if chosen:
+            topic = bank.topics[topic_key]
+            names = {"zh": topic.zh, "en": topic.en}
+            items = [Item(numbers[q.id], q, names, langs) for q in chosen]
+            sections.append(Section(topic_number, names, items, langs))
     return sections
 
 
 def bank_numbers(bank: Bank) -> dict[str, str]:
     """Every question's number in the whole bank ("7.9"), by id (see sections_for)."""
-    numbers: dict[str, str] = {}
-    topic_number = 0
     in_order = questions_for_level(bank, None)
-    for topic_key in bank.topics:
-        chosen = [q for q in in_order if q.topic == topic_key]
-        if chosen:
-            topic_number += 1
-        numbers.update({q.id: f"{topic_number}.{i}" for i, q in enumerate(chosen, 1)})
-    return numbers
+    return {q.id: f"{number}.{i}" for topic_key, number in _topic_numbers(bank).items()
+            for i, q in enumerate((q for q in in_order if q.topic == topic_key), 1)}
+
+
+def _topic_numbers(bank: Bank) -> dict[str, int]:
+    """The topics of topics.yaml that hold questions, numbered from 1 in that order."""
+    held = {q.topic for q in bank.questions}
+    return {key: number for number, key in enumerate((k for k in bank.topics if k in held), 1)}
 
 
 @dataclass(frozen=True)

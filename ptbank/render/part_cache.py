@@ -35,8 +35,7 @@ class PartCache:
 
     def key(self, html: str, timestamp: str) -> str:
         digest = hashlib.sha256()
-        for part in (FORMAT, version("weasyprint"), version("pydyf"), fonts_fingerprint(),
-                     timestamp, html):
+        for part in (_layout_fingerprint(), timestamp, html):
             digest.update(part.encode("utf-8", "surrogatepass"))
             digest.update(b"\0")
         return digest.hexdigest()
@@ -87,6 +86,12 @@ class PartCache:
                 entry.unlink(missing_ok=True)
                 removed += entry.suffix == ".json"
         return removed
+
+
+@lru_cache(maxsize=1)
+def _layout_fingerprint() -> str:
+    """What decides every part's pages besides its HTML and date, found once a process."""
+    return "\0".join((FORMAT, version("weasyprint"), version("pydyf"), fonts_fingerprint()))
 
 
 @lru_cache(maxsize=1)

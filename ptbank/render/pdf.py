@@ -19,8 +19,8 @@ from ..errors import PtbankError
 from .document import Document
 from .html import markdown_to_html_chapters, print_page
 from .part_cache import PartCache
-from .pdf_parts import (PART_BASE_BYTES, PART_BYTES_PER_CHAR, PART_CHARS, Part,
-                        cross_part_links_expected, plan_parts, render_in_parts)
+from .pdf_parts import (PART_BYTES_PER_CHAR, PART_CHARS, Part, cross_part_links_expected,
+                        plan_parts, render_in_parts)
 
 _NOTDEF = re.compile(r'\.notdef glyph rendered for Unicode string unsupported by fonts: "(.*)"', re.S)
 
@@ -149,8 +149,8 @@ class _CachedPrinter:
 
 def _parts_that_fit(pages: list[str]) -> int:
     """How many of `pages` available memory holds laid out at once (the largest, each)."""
-    from ..workers import MEMORY_HEADROOM, available_memory
-    need = PART_BASE_BYTES + PART_BYTES_PER_CHAR * max(map(len, pages), default=0)
+    from ..workers import MEMORY_HEADROOM, PDF_BASE_BYTES, available_memory
+    need = PDF_BASE_BYTES + PART_BYTES_PER_CHAR * max(map(len, pages), default=0)
     return max(1, (available_memory() - MEMORY_HEADROOM) // need)
 
 

@@ -38,7 +38,6 @@ its questions. WeasyPrint needs about `PART_BYTES_PER_CHAR` at its peak (the who
 answer key: 3.1 M characters, 567 pages, 2212 MiB laid out whole), so a part peaks near
 1.4 GB; chapters are far shorter (an advanced answer key of 1.7-1.9 M characters has 12)."""
 PART_BYTES_PER_CHAR = 700
-PART_BASE_BYTES = 200 << 20
 
 PX_TO_PT = 0.75  # 72 PDF points per inch / 96 CSS pixels per inch
 FRONT_TRIES = 4
