@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -93,6 +94,23 @@ def test_a_20_minute_task_weighs_five_times_a_4_minute_warm_up():
     assert weighted_score(rows, scores) == pytest.approx(1 + 3 * task.weight)
     assert task.weight / warm_up.weight == pytest.approx(task.question.minutes /
                                                          warm_up.question.minutes)
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None,
+                    reason="LibreOffice missing: `make test` installs libreoffice-writer-nogui")
+def test_docx_table_headers_print_whole_under_libreoffice(tmp_path):
+    """Bold one-word headers used to break inside the word ("Minute s", "Weigh t",
+    "Scor e") where LibreOffice prints the table in DejaVu Sans."""
+    _, out = build(tmp_path, "training-infra", "en", fmt="docx")
+    source = next(out.glob("*-interviewer-en.docx"))
+    subprocess.run(["soffice", "--headless", f"-env:UserInstallation=file://{tmp_path}/lo",
+                    "--convert-to", "pdf", "--outdir", str(tmp_path), str(source)],
+                   check=True, capture_output=True, timeout=180)
+    text = subprocess.run(["pdftotext", "-layout", str(tmp_path / f"{source.stem}.pdf"), "-"],
+                          capture_output=True, text=True, check=True).stdout
+    words = set(text.split())
+    for header in ("Starts", "Minutes", "Weight", "Interviewer", "Score"):
+        assert header in words, header
 
 
 def test_docx_tables_give_short_cells_their_whole_width(tmp_path):

@@ -42,10 +42,12 @@ TEXT_WIDTH_CM = 17.4
 """A4 width less the margins set in docx_styles.setup_page."""
 SHORT_CELL = 12
 """Cells this wide or narrower (in _display_width columns) are never wrapped."""
-CELL_UNIT_CM = 0.18
-"""About one Latin character of table text (9 pt); a CJK one takes two."""
-CELL_PADDING = 3
-"""Units (CELL_UNIT_CM) of a cell's left and right padding together."""
+CELL_UNIT_CM = 0.21
+"""About one Latin character of table text (9 pt) in the widest face it may print in: DejaVu
+Sans, which LibreOffice substitutes here (0.18 wrapped "Minutes" and "Weight" headers)."""
+CELL_PADDING = 4
+"""Units (CELL_UNIT_CM) of a cell's left and right padding together, with room for a bold
+header a little wider than its text ("Score" wrapped to "Scor|e" under LibreOffice at 3)."""
 
 
 def render_docx(markdown: str, doc: Document, target: Path) -> None:
