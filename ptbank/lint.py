@@ -12,7 +12,8 @@ from typing import NamedTuple
 
 from .charset import code_findings, text_findings
 from .errors import Problem, Severity
-from .models import (CHECKS_MARKER, INTERVIEW_FIELDS, REFERENCE, TEXT_LISTS, Bank, Kind,
+from .variants import Variant, draw, fill_text, question_placeholders, resolve
+from .models import (CHECKS_MARKER, INTERVIEW_FIELDS, PLACEHOLDER, REFERENCE, TEXT_LISTS, Bank, Kind,
                      Question, Show)
 
 MAX_CODE_LINE = 95
@@ -454,6 +455,67 @@ def checks_are_described(bank: Bank, q: Question) -> Iterable[Problem]:
                            f"{len(numbers)}: describe each `# N.` check once")
 
 
+def placeholders_are_defined(bank: Bank, q: Question) -> Iterable[Problem]:
+    """A parametrized question's placeholders (variants.py): each one defined, each parameter
+    used in both languages' question and in `solve`, each answer printed, and zh and en using
+    the same set in each field. Answers are for prose: snippets run beside `solve`."""
+    declared = {("params", n) for n in q.params} | {("answers", n) for n in q.answers}
+    used: dict[tuple, set] = {}
+    for field, found in question_placeholders(q):
+        used[field] = found
+        for kind, name in sorted(found - declared):
+            yield _problem(bank, q, field, f"{{{{{kind}.{name}}}}} is not defined: declare it "
+                           f"under `{kind}:`" if q.params else
+                           f"{{{{{kind}.{name}}}}}: only a question with `params:` and `solve:` "
+                           "has variants to fill it from")
+        if field[0] == "snippets" and any(kind == "answers" for kind, _ in found):
+            yield _problem(bank, q, field, "code can use {{params.x}} but not {{answers.x}}: "
+                           "snippets run beside `solve`, not after it; compute the value in "
+                           "the snippet")
+        for match in PLACEHOLDER.finditer(_field_text(q, field)):
+            kind, name, spec = match.groups()
+            sample = q.params[name].default if kind == "params" and name in q.params else 1.5
+            try:
+                fill_text(match.group(0), {name: sample}, {name: sample})
+            except (ValueError, TypeError) as exc:
+                yield _problem(bank, q, field, f"{match.group(0)}: not a format spec for its "
+                               f"value ({exc})")
+        if field[1:] == ("title",) and found:
+            yield _problem(bank, q, field, "a title holds no placeholder: contents, cards and "
+                           "cross-references print it without a variant")
+    for field, found in used.items():
+        if field[0] == "zh":
+            other = used.get(("en", *field[1:]), set())
+            if found != other:
+                names = ", ".join(f"{k}.{n}" for k, n in sorted(found ^ other))
+                yield _problem(bank, q, ("en", *field[1:]), f"zh and en use different "
+                               f"placeholders here ({names}); both languages give the same values")
+    for name in q.params:
+        for lang in ("zh", "en"):
+            if ("params", name) not in used[(lang, "question")]:
+                yield _problem(bank, q, ("params", name), f"parameter {name} is not in the "
+                               f"{lang} question: a candidate must be told every value that "
+                               "changes the answer")
+        if not re.search(rf"""params\[\s*["']{name}["']\s*\]""", q.solve or ""):
+            yield _problem(bank, q, ("solve",), f"solve never reads params[{name!r}]: a "
+                           "parameter that does not change the answers is not a variant")
+    for name in q.answers:
+        if not any(("answers", name) in found for field, found in used.items()
+                   if field[0] != "snippets"):
+            yield _problem(bank, q, ("answers", name), f"answer {name} is never printed: use "
+                           f"{{{{answers.{name}}}}} in the answer or the rubric")
+    if q.solve is not None:
+        try:
+            compile(q.solve, "solve", "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            yield _problem(bank, q, ("solve",), f"solve does not parse: {exc.msg} (line "
+                           f"{exc.lineno})")
+    for index, snippet in enumerate(q.snippets):
+        if q.params and snippet.id == "solve":
+            yield _problem(bank, q, ("snippets", index, "id"), "`solve` names the variants' "
+                           "own snippets (solve@N): give this one another id")
+
+
 RULES: tuple[Rule, ...] = (
     parallel_languages,
     interview_fields_agree,
@@ -474,8 +536,25 @@ RULES: tuple[Rule, ...] = (
 
 
 def lint(bank: Bank) -> list[Problem]:
-    """Every finding of every rule, sorted by file and line."""
-    return sorted(p for q in bank.questions for rule in RULES for p in rule(bank, q))
+    """Every finding of every rule, sorted by file and line. A parametrized question is checked
+    as it prints (its canonical variant, answers standing in as 1), and its placeholders apart."""
+    return sorted([p for q in bank.questions for rule in RULES for p in rule(bank, _as_printed(q))]
+                  + [p for q in bank.questions for p in placeholders_are_defined(bank, q)])
+
+
+def _field_text(q: Question, field: tuple) -> str:
+    if field[0] == "snippets":
+        return q.snippets[field[1]].code
+    value = getattr(q.text(field[0]), field[1])
+    if field[1] == "anchors":
+        return getattr(value, field[2])
+    return value[field[2]] if len(field) > 2 else value
+
+
+def _as_printed(q: Question) -> Question:
+    if not q.params:
+        return q
+    return resolve(q, Variant(0, draw(q, 0), {name: 1 for name in q.answers}))
 
 
 def _code_block_lines(markdown: str) -> Iterable[tuple[int, str]]:

@@ -21,6 +21,10 @@ REFERENCE = re.compile(r"\{ref\}`([^`\n]*)`")
 """A cross-reference to another question in prose: {ref}`question-id` (MyST's role syntax).
 Printed as the question's number and title, a link where the document holds it
 (render/markdown.py); lint checks that the question exists."""
+PLACEHOLDER = re.compile(r"\{\{\s*(params|answers)\.([A-Za-z_][A-Za-z0-9_]*)\s*(?::([^{}]*))?\}\}")
+"""A value of a parametrized question's variant in its text or code: {{params.name}} or
+{{answers.name}}, optionally with a format spec ({{answers.gib:.1f}}); variants.py fills them."""
+PARAM_NAME = r"^[a-z_][a-z0-9_]*$"
 SEED_ITEM = r"^(q([1-9]|[12][0-9]|3[0-6])|task-[a-e]|bonus-[1-5])$"
 
 KebabId = Annotated[str, StringConstraints(pattern=KEBAB)]
@@ -182,6 +186,63 @@ def _is_assert_call(node: ast.AST) -> bool:
     return name.startswith("assert")
 
 
+Scalar = int | float | str
+
+
+class Param(_Strict):
+    """A parameter of a parametrized question: drawn per variant from a range or from choices."""
+
+    default: Scalar
+    """The canonical variant's value: what the bank editions print."""
+    range: tuple[int | float, int | float] | None = None
+    """Lowest and highest value (both included), stepped by `step`."""
+    step: int | float = 1
+    """The distance between the values a range draws from."""
+    choices: list[Scalar] = []
+    """The values to draw from, instead of a range."""
+
+    @field_validator("step")
+    @classmethod
+    def _positive_step(cls, value):
+        if value <= 0:
+            raise ValueError("step must be above 0")
+        return value
+
+    def values(self) -> list[Scalar]:
+        """Every value a variant may draw, in order."""
+        if self.choices:
+            return list(self.choices)
+        low, high = self.range
+        count = int((high - low) / self.step + 1e-9) + 1
+        numbers = [low + i * self.step for i in range(count)]
+        if all(isinstance(v, int) for v in (low, high, self.step)):
+            return [int(n) for n in numbers]
+        return [round(n, 12) for n in numbers]
+
+    def model_post_init(self, _context) -> None:
+        if (self.range is None) == (not self.choices):
+            raise ValueError("give either `range: [low, high]` or `choices: [...]`")
+        if self.range is not None and self.range[0] > self.range[1]:
+            raise ValueError(f"range {list(self.range)}: low is above high")
+        if self.default not in self.values():
+            raise ValueError(f"default {self.default!r} is not one of the values it draws from")
+
+
+class AnswerValue(_Strict):
+    """A value the `solve` code computes for each variant: printed where {{answers.name}} is."""
+
+    format: str = ""
+    """Python format spec used where the placeholder gives none, e.g. `,` or `.2f`."""
+    rtol: float = Field(default=0.0, ge=0)
+    """Relative tolerance a candidate's (or another build's) number may be off by."""
+    atol: float = Field(default=0.0, ge=0)
+    """Absolute tolerance, as numpy.isclose: |a - b| <= atol + rtol * |b|."""
+    min: float | None = None
+    """Lowest sensible value: a variant below it is degenerate (`ptbank stress`, verify)."""
+    max: float | None = None
+    """Highest sensible value."""
+
+
 class Question(_Strict):
     """One interview question, in Chinese and English, with the code that proves its answer."""
 
@@ -212,8 +273,24 @@ class Question(_Strict):
     """Points of each numbered check of a coding task's hidden test, in order (default: 1
     each): `ptbank grade` scores by them, and interviewer editions print them by the checks."""
 
+    params: dict[Annotated[str, StringConstraints(pattern=PARAM_NAME)], Param] = {}
+    """Named values drawn for each variant (sheets vary them); the text, rubric and code use
+    them as {{params.name}}. Empty: the question has one fixed form."""
+    answers: dict[Annotated[str, StringConstraints(pattern=PARAM_NAME)], AnswerValue] = {}
+    """The values `solve` computes from the drawn parameters, used as {{answers.name}} in prose."""
+    solve: str | None = None
+    """Python run by the verifier for every variant with `params` (a dict) defined; it sets
+    `answers` to a dict holding a value (number, string or list of numbers) for each name."""
+
     def text(self, lang: Lang | str) -> LocalizedText:
         return self.zh if Lang(lang) is Lang.zh else self.en
+
+    def model_post_init(self, _context) -> None:
+        if bool(self.params) != (self.solve is not None):
+            raise ValueError("`params` and `solve` go together: a parametrized question needs "
+                             "both")
+        if self.answers and not self.params:
+            raise ValueError("`answers` needs `params` and `solve`")
 
 
 class Topic(_Strict):

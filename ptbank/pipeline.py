@@ -27,6 +27,7 @@ from .render.part_cache import PartCache
 from .render.questions import prune_store
 from .select import questions_for_level
 from .stamp import stamp_for
+from .variants import VARIANTS, Solved
 from .workers import output_lock, pdf_workers, rendered
 
 console = Console(stderr=True)
@@ -60,7 +61,10 @@ def bank_document(bank: Bank, level: str, lang: str, answers: bool,
                   reports) -> tuple[Document, str]:
     """The whole-bank document for one level, language and edition, and its Markdown."""
     langs = ("zh", "en") if lang == "bi" else (lang,)
-    questions = questions_for_level(bank, None if level == "all" else Level(level))
+    solved = Solved(bank, reports)
+    note = {l: label(l, "variant_canonical", n=VARIANTS) for l in langs}
+    questions = [solved.printed(q, 0, note)
+                 for q in questions_for_level(bank, None if level == "all" else Level(level))]
     title = " / ".join(getattr(bank.meta.title, l) for l in langs)
     edition = label(langs[0], "edition_answers" if answers else "edition_questions")
     doc = Document(

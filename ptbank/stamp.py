@@ -15,12 +15,15 @@ def stamp_for(reports, questions: list[Question]) -> Stamp:
     if reports is None:
         return Stamp(draft=True)
     requires = {(q.id, s.id): s.requires for q in questions for s in q.snippets}
+    requires |= {(q.id, "solve"): [] for q in questions if q.params}
     return Stamp(builds=tuple(_build_stamp(report, requires) for report in reports))
 
 
 def _build_stamp(report, requires: dict) -> BuildStamp:
-    results = [r for r in report.results if (r.question_id, r.snippet_id) in requires]
-    skipped_needs = tuple(", ".join(requires[(r.question_id, r.snippet_id)]) or "?"
+    def source(r):  # a variant's run (`its-id@3`) counts under the snippet it is a variant of
+        return r.question_id, r.snippet_id.partition("@")[0]
+    results = [r for r in report.results if source(r) in requires]
+    skipped_needs = tuple(", ".join(requires[source(r)]) or "?"
                           for r in results if r.status.value == "skipped")
     recorded = [r.recorded for r in results if r.recorded]
     imported = sum(r.status.value == "passed" and bool(r.imported_from) for r in results)

@@ -92,6 +92,7 @@ class _CacheEntry(BaseModel):
     warnings: list[str] = []
     grew_mb: int | None = None
     imported_from: str = ""
+    answers: dict | None = None
 
 
 class ResultCache:
@@ -110,7 +111,8 @@ class ResultCache:
             return None
         return SnippetResult(question_id, snippet_id, entry.status, entry.duration, entry.reason,
                              tuple(entry.warnings), cached=True, where=where, key=key,
-                             grew_mb=entry.grew_mb, imported_from=entry.imported_from)
+                             grew_mb=entry.grew_mb, imported_from=entry.imported_from,
+                             answers=entry.answers)
 
     def put(self, key: str, result: SnippetResult) -> None:
         if result.status not in CACHEABLE or result.cached:
@@ -118,6 +120,8 @@ class ResultCache:
         entry = {"status": result.status.value, "duration": round(result.duration, 3),
                  "reason": result.reason, "warnings": list(result.warnings),
                  "grew_mb": result.grew_mb}
+        if result.answers is not None:
+            entry["answers"] = result.answers
         if result.imported_from:  # `ptbank cache import`'s: another machine's, not run here
             entry["imported_from"] = result.imported_from
         self._write(f"{key}.json", json.dumps(entry))  # ASCII: any text at all encodes

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..errors import PtbankError
 from ..models import Bank, Snippet
+from ..variants import answers_from, solve_index, verification_snippets
 from .cache import ResultCache, cache_key, extra_modules
 from .classify import classify
 from .interpreter import Interpreter
@@ -99,7 +100,8 @@ def verify_bank(bank: Bank, *, jobs: int | None = None, only: list[str] | None =
         if vouched:
             results[target.name] = SnippetResult(
                 target.question_id, target.snippet.id, Status.passed, 0.0, where=target.where,
-                key=target.key, recorded=vouched.recorded)
+                key=target.key, recorded=vouched.recorded,
+                answers=record.answers.get((target.name, versions.torch)))
             continue
         hit = cache and cache.get(target.key, target.question_id, target.snippet.id, target.where)
         if hit and (imported or not hit.imported_from):
@@ -133,12 +135,15 @@ def select_targets(bank: Bank, only: list[str] | None, interpreter: Interpreter,
     wanted = set(only or ())
     picked, matched = [], set()
     for question in bank.questions:
-        for index, snippet in enumerate(question.snippets):
-            names = {question.id, f"{question.id}/{snippet.id}"}
+        for index, snippet in verification_snippets(question):
+            names = {question.id, f"{question.id}/{snippet.id}",
+                     f"{question.id}/{snippet.id.partition('@')[0]}"}
             if only is not None and not names & wanted:
                 continue
             matched |= names & wanted
-            picked.append((question.id, snippet, bank.where(question.id, "snippets", index)))
+            where = (bank.where(question.id, "snippets", index) if index >= 0
+                     else bank.where(question.id, "solve"))
+            picked.append((question.id, snippet, where))
     unknown = sorted(wanted - matched)
     if unknown:
         raise PtbankError(f"--only: no question or snippet named {', '.join(unknown)}")
@@ -245,11 +250,16 @@ class _Run:
             self.by_job[again.id] = target
             self.again.append(again)
             return
+        answers = _answers(target, status, done.stdout, done.stdout_tail)
+        if status is Status.passed and solve_index(target.snippet.id) is not None and not answers:
+            status, reason = Status.failed, ("the variant's solve ended without handing back "
+                                             "its answers (did it exit early?)")
         result = SnippetResult(target.question_id, target.snippet.id, status, done.duration,
                                reason, warnings, where=target.where,
                                first_attempt=self.first_attempts.get(target.name, ""),
                                key=target.key, grew_mb=growth_mb(done.report),
-                               output=done.stdout if self.keep_output else "")
+                               output=done.stdout if self.keep_output else "",
+                               answers=answers)
         if self.cache:
             self.cache.put(target.key, result)
         self._record(target, result)
@@ -271,6 +281,13 @@ class _Run:
         return SnippetResult(target.question_id, target.snippet.id, status, 0.0, reason,
                              where=target.where, key=target.key,
                              first_attempt=self.first_attempts.get(target.name, ""))
+
+
+def _answers(target: Target, status: Status, stdout: str, tail: str) -> dict | None:
+    """What a variant's passing `solve` handed back (variants.py), else None."""
+    if status is not Status.passed or solve_index(target.snippet.id) is None:
+        return None
+    return answers_from(tail) or answers_from(stdout)
 
 
 def growth_mb(report: dict | None) -> int | None:

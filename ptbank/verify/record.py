@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..atomic import write_text_atomic
 from ..errors import PtbankError
-from ..models import Bank, Snippet
+from ..models import Bank, Question, Snippet
+from ..variants import agree, verification_snippets
 from .cache import VERIFIER_VERSION, Versions, extra_modules
 from .results import SnippetResult, Status, VerifyReport, skip_reason
 
@@ -68,6 +69,8 @@ class _SnippetLine(BaseModel):
     key: str
     verdict: Literal["passed"]
     """Only passes are recorded."""
+    answers: dict | None = None
+    """A variant's `solve` (`question/solve@3`): the answers it computed under this build."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,8 @@ class Record:
 
     builds: dict[str, _BuildLine] = field(default_factory=dict)
     keys: dict[tuple[str, str], str] = field(default_factory=dict)
+    answers: dict[tuple[str, str], dict] = field(default_factory=dict)
+    """A variant's answers by (solve snippet, torch): what a fresh clone prints it with."""
 
     # --- reading and writing --------------------------------------------------------------
 
@@ -86,7 +91,7 @@ class Record:
             lines = Path(path).read_text("utf-8").splitlines()
         except FileNotFoundError:
             return cls()
-        builds, keys = {}, {}
+        builds, keys, answers = {}, {}, {}
         for number, line in enumerate(lines, 1):
             try:
                 data = json.loads(line)
@@ -96,19 +101,23 @@ class Record:
                 else:
                     entry = _SnippetLine.model_validate(data)
                     keys[(entry.snippet, entry.torch)] = entry.key
+                    if entry.answers is not None:
+                        answers[(entry.snippet, entry.torch)] = entry.answers
             except ValidationError as exc:
                 error = exc.errors()[0]
                 where = ".".join(map(str, error["loc"]))
                 raise _damaged(path, number, f"{where}: {error['msg']}") from None
             except (ValueError, TypeError) as exc:
                 raise _damaged(path, number, str(exc)) from None
-        return cls(builds, keys)
+        return cls(builds, keys, answers)
 
     def write(self, path: Path) -> None:
         lines = [json.dumps({"build": self.builds[t].model_dump()}, sort_keys=True,
                             ensure_ascii=False) for t in sorted(self.builds)]
-        lines += [json.dumps({"snippet": name, "torch": torch, "key": key, "verdict": "passed"},
-                             ensure_ascii=False)
+        lines += [json.dumps({"snippet": name, "torch": torch, "key": key, "verdict": "passed"}
+                             | ({"answers": self.answers[name, torch]}
+                                if (name, torch) in self.answers else {}),
+                             ensure_ascii=False, sort_keys=False)
                   for (name, torch), key in sorted(self.keys.items())]
         write_text_atomic(Path(path), "\n".join(lines) + "\n")
 
@@ -138,9 +147,10 @@ class Record:
         build = builds[0]
         results = []
         for question in bank.questions:
-            for index, snippet in enumerate(question.snippets):
+            for index, snippet in verification_snippets(question):
                 name = f"{question.id}/{snippet.id}"
-                where = bank.where(question.id, "snippets", index)
+                where = (bank.where(question.id, "snippets", index) if index >= 0
+                         else bank.where(question.id, "solve"))
                 if not recordable(snippet):
                     needs = next(r for r in snippet.requires
                                  if r == "cuda" or r.startswith("gpus>="))
@@ -149,7 +159,8 @@ class Record:
                                                              "release record"), where=where))
                 elif self.keys.get((name, build.torch)) == snippet_key(snippet):
                     results.append(SnippetResult(question.id, snippet.id, Status.passed, 0.0,
-                                                 where=where, recorded=build.recorded))
+                                                 where=where, recorded=build.recorded,
+                                                 answers=self.answers.get((name, build.torch))))
                 else:
                     return None
         return VerifyReport(tuple(results), build.torch, build.python, build.verifier,
@@ -167,10 +178,12 @@ def recorded(previous: Record, bank: Bank, reports: Iterable[VerifyReport],
     lines are kept. `modules` holds, per torch build, the snippet packages it had."""
     builds = dict(previous.builds)
     keys = dict(previous.keys)
-    snippets = {f"{q.id}/{s.id}": s for q in bank.questions for s in q.snippets}
+    answers = dict(previous.answers)
+    snippets = verified_snippets(bank)
     for report in reports:
         torch = report.torch_version
         keys = {k: v for k, v in keys.items() if k[1] != torch}
+        answers = {k: v for k, v in answers.items() if k[1] != torch}
         builds[torch] = _BuildLine(torch=torch, python=report.python_version,
                                    verifier=report.verifier_version, recorded=date,
                                    modules=modules.get(torch, {}))
@@ -179,7 +192,9 @@ def recorded(previous: Record, bank: Bank, reports: Iterable[VerifyReport],
             if (result.status is Status.passed and recordable(snippet)
                     and not result.imported_from):  # the record vouches for runs of its own
                 keys[(result.name, torch)] = snippet_key(snippet)
-    return Record(builds, keys)
+                if result.answers is not None:
+                    answers[(result.name, torch)] = result.answers
+    return Record(builds, keys, answers)
 
 
 def disagreements(record: Record, bank: Bank, reports: Iterable[VerifyReport],
@@ -187,7 +202,8 @@ def disagreements(record: Record, bank: Bank, reports: Iterable[VerifyReport],
     """What the record says that these fresh reports do not confirm, or misses; one line each.
 
     Only the builds in `reports` are compared; other builds' lines are left alone."""
-    snippets = {f"{q.id}/{s.id}": s for q in bank.questions for s in q.snippets}
+    snippets = verified_snippets(bank)
+    questions = {q.id: q for q in bank.questions}
     found = []
     for report in reports:
         torch = report.torch_version
@@ -219,4 +235,21 @@ def disagreements(record: Record, bank: Bank, reports: Iterable[VerifyReport],
                 found.append(f"{name} (torch {torch}): passed here, missing from the record")
             elif claimed[name] != snippet_key(snippets[name]):
                 found.append(f"{name} (torch {torch}): recorded for other code or expectations")
+            elif (name, torch) in record.answers or result.answers is not None:
+                differ = _answers_differ(questions[name.split("/")[0]],
+                                         record.answers.get((name, torch)), result.answers)
+                if differ:
+                    found.append(f"{name} (torch {torch}): recorded answers differ from this "
+                                 f"run's: {differ}")
     return found
+
+
+def _answers_differ(question: Question, recorded: dict | None, fresh: dict | None) -> str:
+    if recorded is None or fresh is None:
+        return f"{recorded!r} vs {fresh!r}"
+    return "; ".join(agree(question, recorded, fresh))
+
+
+def verified_snippets(bank: Bank) -> dict[str, Snippet]:
+    """Every snippet the verifier runs for the bank, variants included, by name."""
+    return {f"{q.id}/{s.id}": s for q in bank.questions for _, s in verification_snippets(q)}

@@ -88,6 +88,8 @@ class SnippetResult:
     None when not measured."""
     output: str = ""
     """The kept head of its standard output, when the run was asked to keep it (grading)."""
+    answers: dict | None = None
+    """A variant's `solve` snippet that passed: the answers it computed (variants.py)."""
 
     @property
     def name(self) -> str:
