@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ptbank {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for register in (_lint, _stats, _new, _schema, _doctor, _verify, _drift, _cache,
-                     _build, _sheet, _ledger, _grade, _practice):
+                     _build, _sheet, _ledger, _grade, _practice, _stress):
         register(commands)
     return parser
 
@@ -495,6 +495,40 @@ def _run_ledger(args) -> int:
 
     print_exposure(load_bank(args.content), read_ledger_now(args.ledger), Console())
     return 0
+
+
+# --- stress ---------------------------------------------------------------------------
+
+def _stress(commands) -> None:
+    p = _command(commands, "stress", "solve many variants of parametrized questions",
+                 "Runs the `solve` of variants 1..N of each question (all parametrized\n"
+                 "questions when no ID is given) in the verifier's sandbox, nothing cached,\n"
+                 "and fails a question on:\n"
+                 "  - a variant that raises, leaves an answer out, or computes one that is\n"
+                 "    not finite or outside the answer's min/max;\n"
+                 "  - an answer that is the same in every variant (a degenerate range);\n"
+                 "  - two variants whose question text reads the same but whose answers\n"
+                 "    differ (a value that changes the answer is not in the question).\n"
+                 "Run it before a parametrized question ships (R/exams' stresstest):\n"
+                 "  ptbank stress kv-cache-size --n 200\n"
+                 "Exit status 0 when every question passes, 1 otherwise.")
+    _content_option(p)
+    p.add_argument("ids", nargs="*", metavar="ID", help="question ids (default: every "
+                                                        "parametrized question)")
+    p.add_argument("--n", type=_positive_int, default=200, metavar="N",
+                   help="variants to solve per question (default: %(default)s)")
+    p.add_argument("--torch", metavar="VERSION", help="solve under this torch version "
+                                                      "(default: the pinned one)")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="variants solved at once (default: number of CPU cores)")
+    _sandbox_option(p)
+    p.set_defaults(handler=_run_stress)
+
+
+def _run_stress(args) -> int:
+    from .stress import run_stress_command
+
+    return run_stress_command(args)
 
 
 # --- grade, practice -------------------------------------------------------------------
