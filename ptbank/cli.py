@@ -560,8 +560,13 @@ def _grade(commands) -> None:
                         "JSON each (default then: build/grades/TASK/)")
     p.add_argument("--lang", default="en", choices=["zh", "en"],
                    help="language of the check descriptions (default: %(default)s)")
-    p.add_argument("--sheet", metavar="ID", help="the sheet the task was given on")
+    p.add_argument("--sheet", metavar="ID", help="the sheet the task was given on (a "
+                                                 "parametrized task is graded against the "
+                                                 "variant that sheet gave)")
     p.add_argument("--candidate", metavar="LABEL", help="whose submission it is (with --sheet)")
+    p.add_argument("--variant", type=int, default=None, metavar="N",
+                   help="a parametrized task's variant to grade against (default: the "
+                        "sheet's, else 0, the canonical one)")
     p.add_argument("--ledger", type=Path, default=Path("build/sheets/ledger.jsonl"),
                    metavar="FILE", help="the ledger to record the grade in (default: "
                                         "%(default)s)")
@@ -590,6 +595,9 @@ def _practice(commands) -> None:
                    help="where to write it (default: TASK.py, dashes as underscores)")
     p.add_argument("--lang", default="en", choices=["zh", "en"])
     p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    p.add_argument("--variant", type=int, default=0, metavar="N",
+                   help="a parametrized task's variant to practise (default: 0, the "
+                        "canonical one; a sheet's is in the ledger)")
     p.set_defaults(handler=_run_practice, output_files=("out",))
 
 

@@ -46,6 +46,8 @@ class LedgerRecord(BaseModel):
     """Question ids, in the order printed."""
     command: str
     """The command that regenerates it."""
+    variants: dict[str, int] = {}
+    """Parametrized question id → the variant this sheet gave (variants.py)."""
 
 
 class GradeRecord(BaseModel):

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from .charset import code_findings, text_findings
 from .errors import Problem, Severity
-from .variants import Variant, draw, fill_text, question_placeholders, resolve
+from .variants import Variant, draw, format_value, question_placeholders, resolve
 from .models import (CHECKS_MARKER, INTERVIEW_FIELDS, PLACEHOLDER, REFERENCE, TEXT_LISTS, Bank, Kind,
                      Question, Show)
 
@@ -476,7 +476,7 @@ def placeholders_are_defined(bank: Bank, q: Question) -> Iterable[Problem]:
             kind, name, spec = match.groups()
             sample = q.params[name].default if kind == "params" and name in q.params else 1.5
             try:
-                fill_text(match.group(0), {name: sample}, {name: sample})
+                format_value(sample, spec or "")
             except (ValueError, TypeError) as exc:
                 yield _problem(bank, q, field, f"{match.group(0)}: not a format spec for its "
                                f"value ({exc})")

@@ -28,6 +28,7 @@ from .render.document import Document, Item, Section, Stamp, build_date, referen
 from .render.labels import label
 from .render.markdown import render_markdown
 from .stamp import stamp_for
+from .variants import VARIANTS, Solved, variant_for
 
 
 LEDGER_NAME = "ledger.jsonl"
@@ -259,7 +260,7 @@ def build_sheet(bank: Bank, args, reports, records: list[LedgerRecord]
     upto = len(records) if args.ledger_upto is None else args.ledger_upto
     if upto > len(records):
         raise PtbankError(f"--ledger-upto {upto}: {ledger_path} holds {len(records)} record(s)")
-    records = records[:upto]
+    all_records, records = records, records[:upto]
     request = SheetRequest(level=args.level and Level(args.level), seed=args.seed,
                            minutes=args.minutes, count=args.count,
                            topics=tuple(topics),  # the same set, one order
@@ -279,12 +280,18 @@ def build_sheet(bank: Bank, args, reports, records: list[LedgerRecord]
         drawn = Draw(chosen, substitutes=tuple(substitutes))
         ident = base.sheet if not substitutes else _substituted_id(base.sheet, substitutes)
     questions = drawn.questions
+    variants = sheet_variants(ident, questions, records_before=records, all_records=all_records)
+    solved = Solved(bank, reports)
     stamp = stamp_for(reports, questions)
     formats = PRINT_FORMATS if args.format == "all" else (args.format,)
     artifacts = []
     for edition in ("candidate", "interviewer"):
+        def printed(q: Question, edition=edition) -> Question:
+            note = ({lang: _variant_note(q, variants[q.id], lang) for lang in ("zh", "en")}
+                    if edition == "interviewer" else None)
+            return solved.printed(q, variants.get(q.id, 0), note)
         doc = sheet_document(bank, request, ident, drawn, args.lang, edition, stamp,
-                             base.sheet if base else None)
+                             base.sheet if base else None, printed)
         markdown = render_markdown(f"sheet-{edition}.md.j2", doc)
         name = f"sheet-{ident}-{edition}-{args.lang}"  # one sheet, printed in several languages
         artifacts += [Artifact(args.out / f"{name}.{fmt}", fmt, markdown, doc)
@@ -292,8 +299,26 @@ def build_sheet(bank: Bank, args, reports, records: list[LedgerRecord]
     issued = None if args.ledger_upto is not None else LedgerRecord(
         sheet=ident, date=build_date(), candidate=args.candidate, profile=args.profile,
         level=args.level, loop=loop, questions=[q.id for q in questions],
-        command=request.command())
+        command=request.command(), variants=variants)
     return artifacts, issued
+
+
+def _variant_note(q: Question, index: int, lang: str) -> str:
+    """What the interviewer edition says under a parametrized question: which variant, and
+    how close a candidate's number must be (the loosest of its answers' rtol)."""
+    note = label(lang, "variant_sheet", index=index, n=VARIANTS)
+    rtol = max((a.rtol for a in q.answers.values()), default=0)
+    return note + (" " + label(lang, "variant_tolerance", rtol=f"{rtol * 100:g}%") if rtol else "")
+
+
+def sheet_variants(ident: str, questions: list[Question], *, records_before, all_records
+                   ) -> dict[str, int]:
+    """The variant of each parametrized question on sheet `ident`: what the ledger recorded
+    for it when it was issued (regenerating), else hashed from (sheet ID, question id). The
+    sheet ID is a function of its seed and request, and loop candidates share their loop's."""
+    issued = next((r.variants for r in all_records[len(records_before):]
+                   if isinstance(r, LedgerRecord) and r.sheet == ident and r.variants), {})
+    return {q.id: issued.get(q.id) or variant_for(ident, q.id) for q in questions if q.params}
 
 
 def _substituted_id(base: str, substitutes) -> str:
@@ -303,11 +328,14 @@ def _substituted_id(base: str, substitutes) -> str:
 
 def sheet_document(bank: Bank, request: SheetRequest, ident: str, drawn: Draw,
                    lang: str, edition: str, stamp: Stamp,
-                   base_sheet: str | None = None) -> Document:
+                   base_sheet: str | None = None, printed=lambda q: q) -> Document:
+    """One edition of the sheet; `printed` gives each question as this sheet prints it (its
+    variant's numbers filled in)."""
     questions = drawn.questions
     langs = ("zh", "en") if lang == "bi" else (lang,)
     names = {key: {"zh": topic.zh, "en": topic.en} for key, topic in bank.topics.items()}
-    items = [Item(f"{n}.", q, names[q.topic], langs) for n, q in enumerate(questions, 1)]
+    items = [Item(f"{n}.", printed(q), names[q.topic], langs)
+             for n, q in enumerate(questions, 1)]
     first = langs[0]
     title = f"{label(first, 'sheet_title')} {ident}"
     profile = bank.profiles[request.profile] if request.profile else None

@@ -61,9 +61,9 @@ def stress_questions(bank: Bank, questions: list[Question], n: int, *, interpret
         if result.answers is not None:
             stressed.answers[index] = result.answers
         else:
-            first = (result.reason or result.status.value).strip().splitlines()
+            lines = (result.reason or "").strip().splitlines()
             stressed.problems.append(f"variant {index} {draw(stressed.question, index)}: "
-                                     f"{result.status.value}: {first[-1] if first else ''}")
+                                     f"{result.status.value}: {lines[0] if lines else ''}")
     for stressed in found.values():
         _read_together(stressed, n)
     return list(found.values())

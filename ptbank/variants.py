@@ -169,7 +169,10 @@ def fill_text(text: str, params: Values, answers: Values | None) -> str:
         source = params if kind == "params" else answers
         if source is None or name not in source:
             return UNKNOWN.format(name)
-        return format_value(source[name], spec or "")
+        try:
+            return format_value(source[name], spec or "")
+        except (ValueError, TypeError):
+            return match.group(0)  # not a spec for this value: lint names it
     return PLACEHOLDER.sub(value, text)
 
 

@@ -29,9 +29,14 @@ def run_grade_command(args) -> int:
         from .run import grade_submissions, read_submission
 
         bank = load_bank(args.content)
-        task = find_task(bank, args.task)
+        variant = args.variant
         if args.sheet:
-            _check_sheet(args.ledger, args.sheet, args.candidate, task.id)
+            given = _check_sheet(args.ledger, args.sheet, args.candidate, args.task)
+            if variant is not None and given is not None and variant != given:
+                raise PtbankError(f"sheet {args.sheet} gave variant {given} of {args.task}, "
+                                  f"not {variant}: drop --variant")
+            variant = given if given is not None else variant
+        task = find_task(bank, args.task, variant or 0)
         grades = grade_submissions(bank, task, [read_submission(f) for f in files],
                                    jobs=args.jobs, progress=len(files) > 1 and sys.stderr.isatty(),
                                    head_start=head_start, sandbox=args.sandbox)
@@ -42,8 +47,10 @@ def run_grade_command(args) -> int:
     return 0 if all(g.gradable for g in grades) else EXIT_FAILED
 
 
-def find_task(bank, task_id: str):
-    """The grading task of `task_id`, or a usage error that lists the gradable tasks."""
+def find_task(bank, task_id: str, variant: int = 0):
+    """The grading task of `task_id` (of that variant, for a parametrized task: its checks
+    with that variant's parameters), or a usage error that lists the gradable tasks."""
+    from ..variants import VARIANTS, Variant, draw, resolve
     from .task import gradable_tasks, grading_task
 
     ids = [q.id for q in gradable_tasks(bank.questions)]
@@ -55,6 +62,12 @@ def find_task(bank, task_id: str):
     if task_id not in ids:
         raise PtbankError(f"{task_id} has no numbered checks to grade against; the tasks that "
                           f"can be graded: {', '.join(ids)}")
+    if variant and not question.params:
+        raise PtbankError(f"{task_id} has no `params`: it has no variant {variant}")
+    if question.params:
+        if not 0 <= variant <= VARIANTS:
+            raise PtbankError(f"--variant {variant}: {task_id} has variants 0 to {VARIANTS}")
+        question = resolve(question, Variant(variant, draw(question, variant)))
     return grading_task(question)
 
 
@@ -63,7 +76,7 @@ def run_practice_command(args) -> int:
     from ..loader import load_bank
     from .practice import starter_code
 
-    task = find_task(load_bank(args.content), args.task)
+    task = find_task(load_bank(args.content), args.task, args.variant)
     out = args.out or Path(f"{task.id.replace('-', '_')}.py")
     if out.exists() and not args.force:
         raise PtbankError(f"{out} exists (your attempt?); give another --out, or --force to "
@@ -116,8 +129,9 @@ def _show_and_write(args, task, grades) -> None:
     _note(f"ptbank: {len(grades)} results in {folder}/")
 
 
-def _check_sheet(ledger: Path, sheet: str, candidate: str, task_id: str) -> None:
-    """The sheet was issued, with this task on it, and to this candidate if to anyone."""
+def _check_sheet(ledger: Path, sheet: str, candidate: str, task_id: str) -> int | None:
+    """The sheet was issued, with this task on it, and to this candidate if to anyone; the
+    variant of the task it gave, if the task is parametrized."""
     from ..ledger import read_ledger_now, sheets
 
     issued = [r for r in sheets(read_ledger_now(ledger)) if r.sheet == sheet]
@@ -130,6 +144,7 @@ def _check_sheet(ledger: Path, sheet: str, candidate: str, task_id: str) -> None
     if named and candidate not in named:
         raise PtbankError(f"sheet {sheet} was issued to {', '.join(sorted(named))}, "
                           f"not {candidate}")
+    return issued[-1].variants.get(task_id)
 
 
 def _record(ledger: Path, sheet: str, candidate: str, grade) -> None:

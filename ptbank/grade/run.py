@@ -94,8 +94,10 @@ def grade_pairs(bank: Bank, pairs: list[tuple[GradingTask, Submission]], *,
     torch = ""
     if by_task:
         tasks = {task.id: task for task, _ in pairs}
-        questions = tuple(tasks[qid].question.model_copy(update={"snippets": snippets})
-                          for qid, snippets in by_task.items())
+        # the submissions alone: a parametrized task's variant is filled in already
+        questions = tuple(tasks[qid].question.model_copy(update={
+            "snippets": snippets, "params": {}, "answers": {}, "solve": None})
+            for qid, snippets in by_task.items())
         report = verify_bank(bank.model_copy(update={"questions": questions}), jobs=jobs,
                              use_cache=False, progress=progress, head_start=head_start,
                              sandbox=sandbox, keep_output=True, retry=False)

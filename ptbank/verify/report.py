@@ -117,6 +117,7 @@ def _build_json(report: VerifyReport) -> dict:
              "warnings": list(r.warnings), "cached": r.cached,
              "first_attempt": r.first_attempt, "grew_mb": r.grew_mb, "key": r.key,
              "imported_from": r.imported_from}
+            | ({"answers": r.answers} if r.answers is not None else {})
             for r in report.results
         ],
     }
