@@ -288,7 +288,7 @@ def build_sheet(bank: Bank, args, reports, records: list[LedgerRecord]
     for edition in ("candidate", "interviewer"):
         def printed(q: Question, edition=edition) -> Question:
             note = ({lang: _variant_note(q, variants[q.id], lang) for lang in ("zh", "en")}
-                    if edition == "interviewer" else None)
+                    if edition == "interviewer" and q.id in variants else None)
             return solved.printed(q, variants.get(q.id, 0), note)
         doc = sheet_document(bank, request, ident, drawn, args.lang, edition, stamp,
                              base.sheet if base else None, printed)
