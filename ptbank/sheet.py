@@ -308,7 +308,10 @@ def _variant_note(q: Question, index: int, lang: str) -> str:
     how close a candidate's number must be (the loosest of its answers' rtol)."""
     note = label(lang, "variant_sheet", index=index, n=VARIANTS)
     rtol = max((a.rtol for a in q.answers.values()), default=0)
-    return note + (" " + label(lang, "variant_tolerance", rtol=f"{rtol * 100:g}%") if rtol else "")
+    if rtol:
+        gap = "" if lang == "zh" else " "
+        note += gap + label(lang, "variant_tolerance", rtol=f"{rtol * 100:g}%")
+    return note
 
 
 def sheet_variants(ident: str, questions: list[Question], *, records_before, all_records
