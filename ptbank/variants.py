@@ -187,7 +187,9 @@ def format_value(value, spec: str) -> str:
 def resolve(question: Question, variant: Variant, note: Mapping[str, str] | None = None
             ) -> Question:
     """The question as printed for `variant`: every placeholder filled, in every language's
-    text and in the printed code. `note` (lang → Markdown) is added to the question's text."""
+    text and in the printed code. `note` (lang → plain text) is added to the question's text,
+    in italics as one span: two spans side by side ("*…。**…*") do not close in CommonMark
+    after CJK punctuation."""
     answers = variant.answers
     for name, spec in question.answers.items():
         if answers and name in answers and spec.format and not isinstance(answers[name], str):
@@ -204,7 +206,7 @@ def resolve(question: Question, variant: Variant, note: Mapping[str, str] | None
             update["anchors"] = text.anchors.model_copy(update={
                 point: fill_text(item, variant.params, answers) for point, item in text.anchors})
         if note and note.get(lang):
-            update["question"] = f"{update['question'].rstrip()}\n\n{note[lang]}\n"
+            update["question"] = f"{update['question'].rstrip()}\n\n*{note[lang]}*\n"
         texts[lang] = text.model_copy(update=update)
     snippets = [s.model_copy(update={"code": fill_code(s.code, variant.params)})
                 for s in question.snippets]

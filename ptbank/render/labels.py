@@ -5,10 +5,10 @@ from __future__ import annotations
 LABELS: dict[str, dict[str, str]] = {
     "zh": {
         "contents": "目录",
-        "variant_canonical": "*本题的数字在每份面试单上各不相同（共 {n} 组，由 torch 算出答案）；"
-                             "这里是标准的一组。*",
-        "variant_sheet": "*本题的数字是这份面试单抽到的第 {index} 组（共 {n} 组）。*",
-        "variant_tolerance": "*与参考答案相差不超过 {rtol} 的数字算对。*",
+        "variant_canonical": "本题的数字在每份面试单上各不相同（共 {n} 组，由 torch 算出答案）；"
+                             "这里是标准的一组。",
+        "variant_sheet": "本题的数字是这份面试单抽到的第 {index} 组（共 {n} 组）。",
+        "variant_tolerance": "与参考答案相差不超过 {rtol} 的数字算对。",
         "answer": "参考答案",
         "rubric": "评分要点",
         "follow_ups": "追问",
@@ -105,11 +105,11 @@ LABELS: dict[str, dict[str, str]] = {
     },
     "en": {
         "contents": "Contents",
-        "variant_canonical": "*Sheets vary this question's numbers ({n} variants, answers "
-                             "computed by torch); these are the canonical ones.*",
-        "variant_sheet": "*The numbers of this question are variant {index} of {n}, drawn "
-                         "for this sheet.*",
-        "variant_tolerance": "*A number within {rtol} of the reference answer counts as right.*",
+        "variant_canonical": "Sheets vary this question's numbers ({n} variants, answers "
+                             "computed by torch); these are the canonical ones.",
+        "variant_sheet": "The numbers of this question are variant {index} of {n}, drawn "
+                         "for this sheet.",
+        "variant_tolerance": "A number within {rtol} of the reference answer counts as right.",
         "answer": "Reference answer",
         "rubric": "Rubric",
         "follow_ups": "Follow-up questions",
