@@ -499,6 +499,20 @@ def test_verified_build_prints_the_stamp(tmp_path: Path):
     assert "DRAFT" not in text
 
 
+def test_the_stamp_names_each_missing_requirement_once_with_its_count():
+    """45 skipped snippets once read "need cuda, cuda, torchao, cuda, …": each requirement is
+    named once, the most common first, with how many skipped snippets need it."""
+    from ptbank.render.document import BuildStamp
+
+    stamp = BuildStamp(passed=10, total=15, torch="2.15.0", python="CPython 3.11",
+                       skipped_needs=("cuda", "triton, cuda", "cuda", "gpus>=2", "torchao"))
+    assert stamp.line("en").endswith(
+        " (5 skipped: 3 need cuda, 1 gpus>=2, 1 torchao, 1 triton)"), stamp.line("en")
+    assert stamp.line("zh").endswith(
+        "（跳过 5 个：需要 cuda 的 3 个，gpus>=2 的 1 个，torchao 的 1 个，triton 的 1 个）"), \
+        stamp.line("zh")
+
+
 def test_the_stamp_says_when_snippets_ran_without_the_sandbox(tmp_path: Path):
     result = ptbank("build", "--content", str(FIXTURES / "render"), "--format", "md",
                     "--level", "all", "--lang", "zh,en", "--answers", "--no-sandbox",

@@ -6,6 +6,7 @@ Built from the bank by the pipeline; templates decide what of it is shown.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from datetime import datetime, timezone
@@ -36,6 +37,15 @@ class BuildStamp:
     """Passes reached on another machine and brought in by `ptbank cache import`: not run
     here, and said so beside the count."""
 
+    def _needs(self, lang: str) -> str:
+        """Each missing requirement once, the most common first, with how many skipped
+        snippets need it ("3 need cuda, 1 triton"); a snippet needing two counts under both."""
+        counts = Counter(need for needs in self.skipped_needs for need in needs.split(", "))
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        return label(lang, "stamp_need_gap").join(
+            label(lang, "stamp_need_first" if i == 0 else "stamp_need", need=need, n=n)
+            for i, (need, n) in enumerate(ranked))
+
     def line(self, lang: str) -> str:
         text = label(lang, "stamp", passed=self.passed, total=self.total,
                      torch=self.torch, python=self.python)
@@ -45,8 +55,8 @@ class BuildStamp:
         if self.imported:
             text += label(lang, "stamp_imported", imported=self.imported)
         if self.skipped_needs:
-            needs = ", ".join(sorted(set(self.skipped_needs)))
-            text += label(lang, "stamp_skipped", skipped=len(self.skipped_needs), needs=needs)
+            text += label(lang, "stamp_skipped", skipped=len(self.skipped_needs),
+                          needs=self._needs(lang))
         if not self.sandboxed:
             text += label(lang, "stamp_unsandboxed")
         return text
