@@ -631,3 +631,22 @@ def _descendants(box):
     yield box
     for child in getattr(box, "children", ()):
         yield from _descendants(child)
+
+
+def test_two_snippets_in_a_row_are_two_boxes_in_the_docx(tmp_path: Path):
+    """Word draws adjacent paragraphs with the same border as one box: two snippets printed
+    one after the other must be kept apart, or a verdict below them reads as both's."""
+    from ptbank.render.document import Document
+    from ptbank.render.docx import render_docx
+    from ptbank.render.docx_styles import CODE
+    from ptbank.stamp import Stamp
+
+    doc = Document(title="T", subtitle="", langs=("en",), answers=True, stamp=Stamp(draft=True),
+                   version="1", date="2025-11-30", sections=[])
+    md = ("Text.\n\n```python\nx = 1\n```\n\n```python\ny = 2\n```\n\n"
+          "*Raises `RuntimeError`.*\n\n```python\nz = 3\n```\n")
+    render_docx(md, doc, tmp_path / "t.docx")
+    styles = [p.style.name for p in open_docx(tmp_path / "t.docx").paragraphs]
+    code = [i for i, name in enumerate(styles) if name == CODE]
+    assert len(code) == 3, styles
+    assert all(b - a > 1 for a, b in zip(code, code[1:])), styles

@@ -102,6 +102,8 @@ class _Writer:
             else:
                 self._list(block, depth=0)
         elif kind == "fence":
+            if previous is not None and previous.type == "fence":
+                self._box_gap()
             self._code(head.content, head.info.strip())
         elif kind == "blockquote_open":
             for token in block:
@@ -198,6 +200,13 @@ class _Writer:
             paragraphs.append(paragraph)
         if paragraphs:
             _wrap_in_field(paragraphs[0], paragraphs[-1], r'TOC \o "2-3" \h \z \u')
+
+    def _box_gap(self) -> None:
+        """An empty line between two code boxes: Word draws adjacent paragraphs with the same
+        border as one box."""
+        gap = self.document.add_paragraph()
+        gap.paragraph_format.space_before = gap.paragraph_format.space_after = Pt(0)
+        gap.paragraph_format.line_spacing = Pt(4)
 
     def _code(self, code: str, language: str) -> None:
         paragraph = self.document.add_paragraph(style=S.CODE)
