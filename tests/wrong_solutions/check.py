@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ptbank.grade.results import Grade, Outcome
 from ptbank.grade.run import Submission, grade_pairs
-from ptbank.grade.task import grading_task
+from ptbank.grade.command import find_task
 from ptbank.loader import load_bank
 from ptbank.models import CHECKS_MARKER, Question, Show, Snippet
 
@@ -109,11 +109,12 @@ def hidden_test(question: Question) -> Snippet:
 def judge(question_ids: list[str], content: Path = CONTENT, solutions: Path = HERE,
           jobs: int | None = None, progress: bool = False) -> list[Verdict]:
     """Grade each task's reference solution and each of its wrong ones, with `ptbank grade`'s
-    machinery, in one verification run."""
+    machinery, in one verification run; a parametrized task as `ptbank grade` grades it, with
+    its checks filled in for variant 0."""
     bank = load_bank(content)
     pairs, names = [], []
     for question_id in question_ids:
-        task = grading_task(bank.question(question_id))
+        task = find_task(bank, question_id)  # a parametrized task: its canonical variant
         files = solution_files(solutions / question_id)
         if not files:
             raise LookupError(f"{question_id}: no wrong solutions in {solutions / question_id}")
