@@ -23,7 +23,7 @@ def _build_stamp(report, requires: dict) -> BuildStamp:
     def source(r):  # a variant's run (`its-id@3`) counts under the snippet it is a variant of
         return r.question_id, r.snippet_id.partition("@")[0]
     results = [r for r in report.results if source(r) in requires]
-    skipped_needs = tuple(", ".join(requires[source(r)]) or "?"
+    skipped_needs = tuple(tuple(requires[source(r)]) or ("?",)
                           for r in results if r.status.value == "skipped")
     recorded = [r.recorded for r in results if r.recorded]
     imported = sum(r.status.value == "passed" and bool(r.imported_from) for r in results)

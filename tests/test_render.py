@@ -505,7 +505,8 @@ def test_the_stamp_names_each_missing_requirement_once_with_its_count():
     from ptbank.render.document import BuildStamp
 
     stamp = BuildStamp(passed=10, total=15, torch="2.15.0", python="CPython 3.11",
-                       skipped_needs=("cuda", "triton, cuda", "cuda", "gpus>=2", "torchao"))
+                       skipped_needs=(("cuda",), ("triton", "cuda"), ("cuda",), ("gpus>=2",),
+                                      ("torchao",)))
     assert stamp.line("en").endswith(
         " (5 skipped: 3 need cuda, 1 gpus>=2, 1 torchao, 1 triton)"), stamp.line("en")
     assert stamp.line("zh").endswith(

@@ -251,8 +251,8 @@ def test_sheets_vary_the_numbers_and_their_keys_match_torch(project: Path):
         assert f"variant {index} of {VARIANTS}" in interviewer
         assert f"第 {index} 组（共 {VARIANTS} 组）" in chinese
         for text in (interviewer, chinese):  # the note is printed in italics, no * left over
-            note = next(line for line in text.splitlines() if str(VARIANTS) in line
-                        and ("1%" in line))
+            note = next(line for line in text.splitlines()
+                        if str(VARIANTS) in line and "1%" in line)
             html = MarkdownIt("commonmark").render(note)
             assert html.startswith("<p><em>") and "*" not in html, html
         assert "variant" not in candidate.lower()

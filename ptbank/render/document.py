@@ -25,8 +25,8 @@ class BuildStamp:
     total: int
     torch: str
     python: str
-    skipped_needs: tuple[str, ...] = ()
-    """One entry per skipped snippet: the requirement that was missing (e.g. `cuda`)."""
+    skipped_needs: tuple[tuple[str, ...], ...] = ()
+    """One entry per skipped snippet: what it requires (e.g. `("cuda", "triton")`)."""
     sandboxed: bool = True
     """Whether the snippets ran in the sandbox; an artifact says so when they did not."""
     recorded: int = 0
@@ -40,7 +40,7 @@ class BuildStamp:
     def _needs(self, lang: str) -> str:
         """Each missing requirement once, the most common first, with how many skipped
         snippets need it ("3 need cuda, 1 triton"); a snippet needing two counts under both."""
-        counts = Counter(need for needs in self.skipped_needs for need in needs.split(", "))
+        counts = Counter(need for needs in self.skipped_needs for need in needs)
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
         return label(lang, "stamp_need_gap").join(
             label(lang, "stamp_need_first" if i == 0 else "stamp_need", need=need, n=n)
