@@ -383,8 +383,9 @@ def _build(commands) -> None:
     p.add_argument("--format", default="pdf", choices=["md", "docx", "pdf", "html", "anki", "all"],
                    help="md, docx, pdf (the printed editions; all = the three), html (the "
                         "offline study site of the whole bank, every level, answers folded: "
-                        "OUT/site/LANG/) or anki (flashcard decks per level: "
-                        "OUT/anki/ptbank-LEVEL-LANG.apkg); default: %(default)s")
+                        "OUT/LANG/, OUT/index.html chooses the language) or anki "
+                        "(flashcard decks per level: OUT/ptbank-LEVEL-LANG.apkg); "
+                        "default: %(default)s")
     p.add_argument("--level", default=["all"], metavar="LEVEL[,LEVEL]",
                    type=_choices("beginner", "intermediate", "advanced", "all"),
                    help="beginner, intermediate, advanced, or all (one document with every "
@@ -399,8 +400,9 @@ def _build(commands) -> None:
     answers.add_argument("--no-answers", dest="answers", action="store_const", const="without",
                          help="only the questions-only edition")
     p.set_defaults(answers="both")
-    p.add_argument("--out", type=Path, default=Path("build"), metavar="DIR",
-                   help="output folder (default: %(default)s)")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="the folder the artifacts are written into (default: build; "
+                        "build/site for html, build/anki for anki)")
     p.add_argument("--draft", action="store_true",
                    help="build without passing verification; every page says DRAFT")
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",

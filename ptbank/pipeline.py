@@ -44,6 +44,7 @@ def build_command(args) -> int:
     documents: dict[tuple, tuple[Document, str]] = {}
     artifacts = []
     for fmt in (FORMATS[name] for name in names):
+        out = args.out or fmt.default_out
         for level in ("all",) if fmt.whole_bank else args.level:
             for lang in args.lang:
                 for answers in (True,) if fmt.study else editions:
@@ -51,7 +52,7 @@ def build_command(args) -> int:
                     if key not in documents:
                         documents[key] = bank_document(bank, level, lang, answers, reports)
                     doc, markdown = documents[key]
-                    artifacts.append(Artifact(fmt.path(args.out, level, lang, answers),
+                    artifacts.append(Artifact(fmt.path(out, level, lang, answers),
                                               fmt.name, markdown, doc))
     write_artifacts(artifacts, jobs=args.jobs)
     return 0

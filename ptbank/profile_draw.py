@@ -188,11 +188,20 @@ class _Filler:
         return self.least_used(by_topic[topic])
 
 
+def role_task(profile, question: Question) -> bool:
+    """Whether a sheet for this profile may draw `question` as its coding task, at a level
+    and in a time the profile allows: a task of the role's topics that carries one of its
+    coding tags (any, where it names none) and none of the tags it excludes."""
+    wanted = set(profile.coding.tags)
+    return (question.kind is Kind.coding and question.topic in profile.topics
+            and not set(profile.exclude_tags) & set(question.tags)
+            and (not wanted or bool(wanted & set(question.tags))))
+
+
 def _coding_task(profile, pool, usable, rng, least_used, name, note) -> Question:
     limit = int(profile.coding.share * usable)
     wanted = set(profile.coding.tags)
-    tasks = [q for q in pool if q.kind is Kind.coding and q.minutes <= limit
-             and (not wanted or wanted & set(q.tags))]
+    tasks = [q for q in pool if role_task(profile, q) and q.minutes <= limit]
     if not tasks:
         tags = f" carrying one of its coding tags ({', '.join(profile.coding.tags)})" \
             if wanted else ""

@@ -73,7 +73,7 @@ def cards_of(col: Collection) -> list[dict]:
 def decks(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("decks")
     build(CARDS, out)
-    return out / "anki"
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +178,7 @@ def test_bilingual_cards_carry_code_and_labels_once(imported):
 
 def test_content_is_data_on_cards(tmp_path: Path):
     build(RENDER, tmp_path, levels="all", langs="en")
-    col = import_deck(tmp_path / "anki" / "ptbank-all-en.apkg", tmp_path / "c.anki2")
+    col = import_deck(tmp_path / "ptbank-all-en.apkg", tmp_path / "c.anki2")
     try:
         cards = cards_of(col)
     finally:
@@ -231,7 +231,7 @@ def test_the_advanced_decks_of_the_bank_have_short_backs(tmp_path: Path):
     advanced = [q for q in bank.questions if q.level is Level.advanced]
     numbers = {}
     for lang, most, most_text in (("zh", 2500, 1000), ("en", 2500, 1000), ("bi", 3000, 1200)):
-        col = import_deck(tmp_path / "anki" / f"ptbank-advanced-{lang}.apkg",
+        col = import_deck(tmp_path / f"ptbank-advanced-{lang}.apkg",
                           tmp_path / f"{lang}.anki2")
         try:
             cards = cards_of(col)
@@ -281,7 +281,7 @@ def test_a_typo_fix_keeps_every_card_and_its_review_history(tmp_path: Path):
     build(content, tmp_path / "b", levels="all", langs="en,bi", epoch=EPOCH + 86400)
     for lang in ("en", "bi"):
         collection = tmp_path / f"{lang}.anki2"
-        col = import_deck(tmp_path / "a" / "anki" / f"ptbank-all-{lang}.apkg", collection)
+        col = import_deck(tmp_path / "a" / f"ptbank-all-{lang}.apkg", collection)
         try:
             before = cards_of(col)
             reviewed = before[0]
@@ -290,7 +290,7 @@ def test_a_typo_fix_keeps_every_card_and_its_review_history(tmp_path: Path):
             col.sched.answerCard(card, 3)  # "Good": the card now has a review
         finally:
             col.close()
-        fresh = import_deck(tmp_path / "b" / "anki" / f"ptbank-all-{lang}.apkg",
+        fresh = import_deck(tmp_path / "b" / f"ptbank-all-{lang}.apkg",
                             tmp_path / f"{lang}-fresh.anki2")
         try:
             rebuilt = cards_of(fresh)
@@ -298,7 +298,7 @@ def test_a_typo_fix_keeps_every_card_and_its_review_history(tmp_path: Path):
             fresh.close()
         assert sorted((c["guid"], c["ord"]) for c in rebuilt) == \
             sorted((c["guid"], c["ord"]) for c in before), "the same GUIDs in a new build"
-        col = import_deck(tmp_path / "b" / "anki" / f"ptbank-all-{lang}.apkg", collection)
+        col = import_deck(tmp_path / "b" / f"ptbank-all-{lang}.apkg", collection)
         try:
             after = cards_of(col)
             history = col.db.scalar("select count() from revlog where cid = ?", reviewed["id"])
@@ -325,7 +325,7 @@ def test_a_removed_idea_loses_its_card_and_an_added_one_gains_one(tmp_path: Path
     build(content, tmp_path / "b", levels="all", langs="en")
     identities = []
     for name in ("a", "b"):
-        col = import_deck(tmp_path / name / "anki" / "ptbank-all-en.apkg",
+        col = import_deck(tmp_path / name / "ptbank-all-en.apkg",
                           tmp_path / f"{name}.anki2")
         try:
             identities.append({(c["guid"], c["ord"]): c["qid"] for c in cards_of(col)})
@@ -342,9 +342,9 @@ def test_the_same_input_gives_the_same_bytes(tmp_path: Path):
     build(CARDS, tmp_path / "a")
     build(CARDS, tmp_path / "b")
     for name in ("ptbank-all-zh.apkg", "ptbank-advanced-bi.apkg"):
-        assert (tmp_path / "a" / "anki" / name).read_bytes() == \
-            (tmp_path / "b" / "anki" / name).read_bytes()
-    with zipfile.ZipFile(tmp_path / "a" / "anki" / "ptbank-all-zh.apkg") as archive:
+        assert (tmp_path / "a" / name).read_bytes() == \
+            (tmp_path / "b" / name).read_bytes()
+    with zipfile.ZipFile(tmp_path / "a" / "ptbank-all-zh.apkg") as archive:
         assert sorted(archive.namelist()) == ["collection.anki2", "media"]
 
 
@@ -358,7 +358,9 @@ def test_building_decks_leaves_no_file_in_the_temporary_folder(tmp_path: Path):
                              str(tmp_path / "out")], cwd=ROOT, env=env, capture_output=True,
                             text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert len(list((tmp_path / "out" / "anki").glob("*.apkg"))) == 2
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        ".state", "ptbank-all-bi.apkg", "ptbank-all-zh.apkg"], \
+        "--out names the folder the decks go into"
     assert list(scratch.iterdir()) == []
 
 
@@ -448,3 +450,23 @@ def test_on_a_phone_inline_code_wraps_and_code_blocks_scroll_inside_the_card(
     assert sizes["code"] and max(sizes["code"]) <= 390, "long inline code wraps"
     assert any(scroll > client and overflow == "auto" for scroll, client, overflow
                in sizes["pre"]), "a long line scrolls inside its code block"
+
+
+def test_a_card_of_a_parametrized_question_gives_the_inputs_its_numbers_follow_from(
+        tmp_path: Path, imported):
+    """"States the formula and gets 32" asks for a number: the front says from what (the
+    canonical variant's inputs), as the question folded into the Extra does."""
+    content = ROOT / "tests" / "fixtures" / "variants"
+    build(content, tmp_path, levels="all", langs="en,bi")
+    for lang, given in (("en", "Given:"), ("bi", "已知 / Given:")):
+        col = import_deck(tmp_path / f"ptbank-all-{lang}.apkg", tmp_path / f"{lang}.anki2")
+        try:
+            cards = cards_of(col)
+        finally:
+            col.close()
+        conv = [c["front"] for c in cards if c["qid"] == "conv-output-shape"]
+        assert conv and all(given in front for front in conv)
+        for value in ("size = 64", "kernel = 3", "stride = 2"):
+            assert all(f"<code>{value}</code>" in front for front in conv)
+    plain = [c["front"] for c in imported["all-en"]]     # a bank without parameters
+    assert plain and not any("Given" in front for front in plain)

@@ -214,7 +214,7 @@ def test_the_checks_print_their_points_and_the_site_shows_how_to_practise(tmp_pa
     assert f"`ptbank grade {TASK} FILE`" in key
     assert "每一行乘以对应的权重 *(2 分)*" in (
         tmp_path / "ptbank-beginner-zh-answers.md").read_text(encoding="utf-8")
-    page = (tmp_path / "site" / "en" / "coding" / f"{TASK}.html").read_text(encoding="utf-8")
+    page = (tmp_path / "en" / "coding" / f"{TASK}.html").read_text(encoding="utf-8")
     assert '<p class="practice" lang="en">Practise: <code>ptbank practice scale-rows</code>' in page
     assert "<code>ptbank grade scale-rows scale_rows.py</code>" in page
 

@@ -130,3 +130,28 @@ def test_docx_tables_give_short_cells_their_whole_width(tmp_path):
                 (short, column.width.cm)
     widths = [c.width for c in plan_table.columns]
     assert widths[1] == max(widths), "the question column gets the room"
+
+
+def test_a_bi_sheet_gives_the_interviewer_each_question_in_both_languages(tmp_path):
+    """The frame in Chinese, but every question's own text twice: a candidate who answers in
+    English is scored against the same points, read in English."""
+    bi, _ = build(tmp_path, "generalist", "bi", fmt="md")
+    en, _ = build(tmp_path, "generalist", "en", fmt="md")
+    zh, _ = build(tmp_path, "generalist", "zh", fmt="md")
+    assert "## 面试安排" in bi and "## Interview plan" not in bi
+    before, appendix = bi.split("## 附录", 1)
+    for sheet in (en, zh):
+        points = re.findall(r"^- \[ \] (.+)$", sheet.split("## Scorecard")[0].split("## 评分卡")[0],
+                            re.M)
+        assert points and all(point in before for point in points if "Hire" not in point)
+        titles = re.findall(r"^### \d+\. (.+)$", sheet, re.M)
+        assert titles and all(title in before for title in titles)
+    en_answers = en.split("## Appendix: reference answers", 1)[1]
+    first_paragraph = en_answers.split("\n\n")[2]      # below the first answer's heading
+    assert first_paragraph in appendix, "the English reference answer is in the bi appendix"
+    ids = re.search(r"--exclude ([\w,-]+)", bi)[1].split(",")
+    questions = {q.id: q for q in load_bank(ROOT / "content").questions}
+    in_prose = sum(questions[i].en.question.count("```python")
+                   + questions[i].en.answer.count("```python") for i in ids)
+    assert bi.count("```python") == zh.count("```python") + in_prose, \
+        "each snippet is printed once; only code written into the prose comes in both languages"

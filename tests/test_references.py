@@ -98,7 +98,7 @@ def test_on_the_site_a_reference_links_to_the_question_s_own_page(referring, tmp
 
     assert main(["build", "--content", str(referring), "--format", "html", "--lang", "en",
                  "--draft", "--out", str(tmp_path / "out")]) == 0
-    page = (tmp_path / "out" / "site" / "en" / "autograd" / "grad-basics.html").read_text(
+    page = (tmp_path / "out" / "en" / "autograd" / "grad-basics.html").read_text(
         encoding="utf-8")
     assert 'href="../tensors/long-code.html"' in page
-    assert (tmp_path / "out" / "site" / "en" / "tensors" / "long-code.html").is_file()
+    assert (tmp_path / "out" / "en" / "tensors" / "long-code.html").is_file()

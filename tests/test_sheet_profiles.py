@@ -4,6 +4,7 @@ no repeats for a candidate, honest time, and a ledger that survives damage."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -319,3 +320,37 @@ def test_a_loop_candidate_who_had_a_question_gets_a_stated_substitute(content, t
     wrong = _cli(content, tmp_path, "--level", "beginner", "--minutes", "30", "--seed", "5",
                  "--ledger", str(ledger), "--loop", "L", "--candidate", "C")
     assert wrong.returncode == 2 and "give the same --profile or --level" in wrong.stderr
+
+
+def test_stats_counts_the_coding_tasks_each_profile_can_draw_against_the_floor(
+        content, tmp_path, capsys):
+    """A task counts for a profile where a sheet for it could draw the task: in the role's
+    topics, carrying one of its coding tags, none of its excluded ones."""
+    from ptbank.cli import main
+
+    root = tmp_path / "content"
+    shutil.copytree(content, root)
+    narrow = ("narrow:\n  name: {zh: 窄, en: Narrow}\n  topics: {t1: 1, coding: 1}\n"
+              "  levels: {intermediate: 1, advanced: 1}\n"
+              "  coding: {include: true, share: 0.5, tags: [wanted]}\n"
+              "  exclude_tags: [banned]\n  buffer_minutes: 0\n")
+    with (root / "profiles.yaml").open("a", encoding="utf-8") as file:
+        file.write(narrow)
+
+    def task(qid: str, topic: str, tags: str) -> None:
+        text = _question(qid, topic, "advanced", 10, "coding")
+        (root / topic / f"{qid}.yaml").write_text(
+            text.replace("minutes:", f"tags: [{tags}]\nminutes:"), encoding="utf-8")
+
+    for n in range(8):
+        task(f"wanted-{n}", "coding", "wanted")
+    task("wanted-banned", "coding", "wanted, banned")   # excluded by the narrow role
+    task("wanted-t3", "t3", "wanted")                     # outside the narrow role's topics
+    assert main(["stats", "--content", str(root)]) == 0
+    out = capsys.readouterr().out
+    rows = {cells[0].strip(): [c.strip() for c in cells[1:]]
+            for cells in (line.strip("│").split("│") for line in out.splitlines()
+                          if line.startswith("│")) if cells[0].strip() in ("role", "narrow")}
+    # beginner, intermediate, advanced: the role draws any task of its topics (4 + 0 + 10)
+    assert rows == {"role": ["0", "4 (short)", "10"],
+                    "narrow": ["0", "0 (short)", "8"]}

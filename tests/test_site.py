@@ -46,7 +46,7 @@ def site(tmp_path_factory) -> Path:
             file.write(f"tags: [{', '.join(tags)}]\n")
     out = tmp_path_factory.mktemp("site")
     build(out, content=content)
-    return out / "site"
+    return out
 
 
 def new_page(browser, width: int = 1280, height: int = 900, **options):
@@ -406,11 +406,13 @@ def test_the_site_is_rebuilt_only_when_it_changed_and_whole(tmp_path: Path):
     build(tmp_path)
     again = build(tmp_path)
     assert "0 written, 3 up to date" in again.stderr
-    (tmp_path / "site" / "en" / "tensors.html").unlink()   # a damaged site is stale
+    (tmp_path / "en" / "tensors.html").unlink()   # a damaged site is stale
     repaired = build(tmp_path)
     assert "1 written, 2 up to date" in repaired.stderr
-    assert (tmp_path / "site" / "en" / "tensors.html").exists()
-    assert not list((tmp_path / "site").glob(".*.part")), "no temporary folder left"
+    assert (tmp_path / "en" / "tensors.html").exists()
+    assert not list(tmp_path.glob(".*.part")), "no temporary folder left"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".state", "bi", "en", "index.html", "zh"], "--out names the folder the site goes into"
 
 
 def test_questions_rendered_before_are_reused_but_never_stale(tmp_path: Path):
@@ -426,7 +428,7 @@ def test_questions_rendered_before_are_reused_but_never_stale(tmp_path: Path):
                                "--format", "html", "--lang", "en", "--draft", "--out", out],
                               cwd=work, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
-        return work / out / "site" / "en"
+        return work / out / "en"
 
     first = site("a")
     store = work / "build" / "cache" / "render"

@@ -32,12 +32,15 @@ class Format:
     """The artifact is a folder of files, written whole under a temporary name."""
     parallel: bool = False
     """The renderer takes `jobs`: processes that one artifact may use at once."""
+    default_out: Path = Path("build")
+    """Where `--out` points when it is not given. The artifacts go straight into the folder
+    `--out` names, whatever the format, so a study format has a folder of its own here."""
 
     def path(self, out: Path, level: str, lang: str, answers: bool) -> Path:
         if self.name == "html":
-            return out / "site" / lang
+            return out / lang
         if self.name == "anki":
-            return out / "anki" / f"ptbank-{level}-{lang}.apkg"
+            return out / f"ptbank-{level}-{lang}.apkg"
         return out / f"ptbank-{level}-{lang}{'-answers' if answers else ''}.{self.name}"
 
     def render(self) -> Renderer:
@@ -49,8 +52,9 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("md", ".markdown:write_markdown"),
     Format("docx", ".docx:render_docx"),
     Format("pdf", ".pdf:render_pdf", parallel=True),
-    Format("html", ".site:render_site", study=True, whole_bank=True, folder=True),
-    Format("anki", ".anki:render_anki", study=True),
+    Format("html", ".site:render_site", study=True, whole_bank=True, folder=True,
+           default_out=Path("build/site")),
+    Format("anki", ".anki:render_anki", study=True, default_out=Path("build/anki")),
 )}
 PRINT_FORMATS = ("md", "docx", "pdf")
 """What `--format all` builds: the printed editions (sheets too)."""

@@ -51,10 +51,10 @@ FIELDS: tuple[str, ...] = (
 
 CARD_LABELS = {
     "zh": {"complete": "补全这一要点", "runs": "这段代码运行后会怎样？", "full": "完整题目与答案",
-           "concepts": "概念", "coding_tasks": "编程题", "output": "输出"},
+           "concepts": "概念", "coding_tasks": "编程题", "output": "输出", "given": "已知"},
     "en": {"complete": "Complete the point", "runs": "What happens when this runs?",
            "full": "Full question and answer", "concepts": "Concepts",
-           "coding_tasks": "Coding tasks", "output": "Output"},
+           "coding_tasks": "Coding tasks", "output": "Output", "given": "Given"},
 }
 
 
@@ -139,7 +139,19 @@ def _context(item: Item, langs: tuple[str, ...]) -> str:
     if question.kind is Kind.coding:  # a concept says nothing its deck does not
         shown.append([label(lang, "coding") for lang in langs])
     meta = " · ".join(" / ".join(values) for values in shown)
-    return f'<div class="context">{titles}<div class="meta">{meta}</div></div>'
+    return (f'<div class="context">{titles}<div class="meta">{meta}</div>'
+            f"{_given(question, langs)}</div>")
+
+
+def _given(question: Question, langs: tuple[str, ...]) -> str:
+    """The inputs of a parametrized question, as its decks print it (the canonical variant):
+    a point such as "gets 32" or "4.5 GiB" asks for a number the card must say how to reach,
+    and the question that states the inputs is folded away in the Extra."""
+    if not question.params:
+        return ""
+    values = " · ".join(f"<code>{escape(name)} = {escape(str(param.default))}</code>"
+                        for name, param in question.params.items())
+    return f'<div class="given">{card_label(langs, "given")}: {values}</div>'
 
 
 def _point(question: Question, index: int, langs: tuple[str, ...],
