@@ -224,6 +224,25 @@ def markup_prints_as_meant(bank: Bank, q: Question) -> Iterable[Problem]:
                                                "or put code in backticks")
 
 
+_TEX = re.compile(r"[_^]\{(?!\{)[^{}\n]*\}|\\(?:frac|sqrt|sum|prod|cdot|times|alpha|beta|gamma|"
+                  r"theta|lambda|sigma|mathrm|mathbf|text|left|right|le|ge|approx)\b")
+"""TeX a reader would see raw: `p_{k+1}`, `α^{k+1}`, `\\frac`. Nothing typesets it in any
+format, so formulas are plain text: `p_(k+1)`, `α^(k+1)`, `(a + b) / c`, `√d`."""
+
+
+def no_tex(bank: Bank, q: Question) -> Iterable[Problem]:
+    """Prose holds no TeX markup (the PDF, DOCX, site and cards would print it as typed)."""
+    for field, text in _all_text(q):
+        if field[0] not in ("zh", "en"):
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            found = _TEX.search(line)
+            if found:
+                yield _problem(bank, q, field, f"TeX {found.group(0)[:24]!r} prints as typed: "
+                               "write the formula in plain text, e.g. p_(k+1), α^(k+1)",
+                               text_line=number)
+
+
 _HAN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 """A Chinese character (and kana): what the spacing rule puts a space between and Latin text."""
 _SPOT = 5
@@ -528,6 +547,7 @@ RULES: tuple[Rule, ...] = (
     snippet_fields_consistent,
     printable_code,
     markup_prints_as_meant,
+    no_tex,
     chinese_spacing,
     current_apis,
     coding_tasks_are_tested,

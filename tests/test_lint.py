@@ -322,3 +322,21 @@ def test_spacing_is_checked_in_the_described_checks(tmp_path):
                             "  checks: [正数保持不变, -1变为 0]") == [
         "coding/relu-task.yaml:11: zh.checks.1: no space between '1' and '变' in '-1变为 0': "
         f"{SPACE}"]
+
+
+TEX = "write the formula in plain text, e.g. p_(k+1), α^(k+1)"
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("  answer: Use `x.clamp(min=0)`.",
+     "  answer: Use `x.clamp(min=0)`, i.e. `y_{i} = max(x_i, 0)`.",
+     [f"coding/relu-task.yaml:15: en.answer: TeX '_{{i}}' prints as typed: {TEX}"]),
+    ("  rubric: [负数变为 0]", "  rubric: ['每轮 (1 − α^{k+1}) / (1 − α) 个']",
+     [f"coding/relu-task.yaml:10: zh.rubric.0: TeX '^{{k+1}}' prints as typed: {TEX}"]),
+    ("  rubric: [negatives become 0]", "  rubric: ['scales by \\frac{1}{\\sqrt{d}}']",
+     [f"coding/relu-task.yaml:16: en.rubric.0: TeX '\\\\frac' prints as typed: {TEX}"]),
+    ("  rubric: [negatives become 0]", "  rubric: ['p_(k+1) and α^(k+1), in plain text']", []),
+])
+def test_prose_holds_no_tex(tmp_path, old, new, expected):
+    """Nothing typesets TeX in any format: `p_{k+1}` would print with its braces."""
+    assert _coding_findings(tmp_path, old, new) == expected
