@@ -651,3 +651,80 @@ def test_two_snippets_in_a_row_are_two_boxes_in_the_docx(tmp_path: Path):
     code = [i for i, name in enumerate(styles) if name == CODE]
     assert len(code) == 3, styles
     assert all(b - a > 1 for a, b in zip(code, code[1:])), styles
+
+
+def test_a_page_that_opens_inside_a_long_code_block_says_the_code_continues(tmp_path):
+    """A 90-line snippet runs over two or three pages: each page after its first says in its
+    header that the code goes on from the page before; no other page says so."""
+    content = tmp_path / "bank"
+    shutil.copytree(FIXTURES / "render", content)
+    code = "".join(f"      line_{i:03d} = {i}\n" for i in range(90))
+    (content / "tensors" / "very-long-code.yaml").write_text(
+        "id: very-long-code\ntopic: tensors\nlevel: beginner\nminutes: 3\n"
+        "zh: {title: 很长的代码, question: 读这段代码。, answer: 见代码。, rubric: [读完]}\n"
+        "en: {title: Very long code, question: Read this code., answer: See the code.,"
+        " rubric: [reads it]}\n"
+        "snippets:\n  - id: many-lines\n    code: |\n" + code
+        + "      assert line_089 == 89\n", encoding="utf-8")
+    out = tmp_path / "out"
+    result = ptbank("build", "--content", str(content), "--format", "pdf", "--level",
+                    "beginner", "--lang", "zh,en", "--answers", "--draft", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    for lang, mark in (("en", "(code continued)"), ("zh", "（代码接上页）")):
+        pages = pdf_text(out / f"ptbank-beginner-{lang}-answers.pdf").split("\f")
+        marked = [n for n, page in enumerate(pages) if mark in page.split("\n", 2)[0]]
+        holding = [n for n, page in enumerate(pages) if "line_" in page]
+        assert len(holding) >= 2, "the fixture's code runs over pages"
+        assert marked == holding[1:], (lang, marked, holding)
+
+
+def test_the_coding_grid_leaves_its_label_unruled(tmp_path):
+    """The questions-only edition gives a coding task a grid to write on; the grid's vertical
+    lines stop at its label "Answer space" rather than run through its letters."""
+    from PIL import Image
+
+    out = tmp_path / "out"
+    result = ptbank("build", "--content", str(FIXTURES / "grade" / "content"), "--format", "pdf",
+                    "--lang", "en", "--no-answers", "--draft", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    pdf = next(out.glob("*.pdf"))
+    boxes = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True,
+                           text=True, check=True).stdout
+    pages = boxes.split("<page ")[1:]
+    page, found = next((n, m) for n, text in enumerate(pages, 1) if (m := re.search(
+        r'xMin="([\d.]+)" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">Answer</word>\s*'
+        r'<word xMin="[\d.]+" yMin="[\d.]+" xMax="([\d.]+)"[^>]*>space</word>', text)))
+    x0, y0, y1, x1 = (float(v) * 150 / 72 for v in found.groups())   # points to 150 dpi
+    subprocess.run(["pdftoppm", "-png", "-r", "150", "-f", str(page), "-l", str(page),
+                    "-x", str(int(x0)), "-y", str(int(y0)), "-W", str(int(x1 - x0)),
+                    "-H", str(int(y1 - y0)), str(pdf), str(tmp_path / "label")], check=True)
+    label = Image.open(next(tmp_path.glob("label*.png"))).convert("L")
+    width, height = label.size
+    ruled = [x for x in range(width)
+             if all(label.getpixel((x, y)) < 250 for y in range(height))]
+    assert width > 40 and not ruled, f"grid lines through the label at columns {ruled}"
+
+
+def test_a_contents_entry_that_wraps_hangs_under_its_title(tmp_path):
+    content = tmp_path / "bank"
+    shutil.copytree(FIXTURES / "render", content)
+    title = "A title long enough to wrap " + " ".join(f"word{i}" for i in range(24))
+    path = content / "tensors" / "long-code.yaml"
+    text = path.read_text("utf-8")
+    path.write_text(text.replace("title: Long code lines wrap instead of being cut off",
+                                 f"title: {title} WRAPEND"), encoding="utf-8")
+    out = tmp_path / "out"
+    result = ptbank("build", "--content", str(content), "--format", "pdf", "--lang", "en",
+                    "--no-answers", "--draft", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    boxes = subprocess.run(["pdftotext", "-bbox", str(next(out.glob("*.pdf"))), "-"],
+                           capture_output=True, text=True, check=True).stdout
+    contents = next(page for page in boxes.split("<page ") if ">Contents</word>" in page)
+    words = re.findall(r'xMin="([\d.]+)" yMin="([\d.]+)"[^>]*>([^<]+)</word>', contents)
+    number = next((float(x), float(y)) for x, y, w in words if w == "1.2")
+    first = next(float(x) for x, y, w in words if w == "A" and float(y) == number[1])
+    below = sorted((float(y), float(x)) for x, y, w in words if float(y) > number[1] + 1
+                   and float(y) < number[1] + 30)
+    assert below, "the entry wraps"
+    # under the title, give or take the width of a longer number ("12.15"), not the number
+    assert below[0][1] > number[0] + 10 and abs(below[0][1] - first) < 6, (number, first, below)

@@ -80,8 +80,10 @@ class _PrintRenderer(RendererHTML):
         token = tokens[idx]
         language = token.info.strip().split(" ")[0]
         body = highlight_code(token.content, language)
-        long = " long" if token.content.count("\n") > LONG_CODE_LINES else ""
-        return f'<pre class="code highlight{long}"><code>{body}</code></pre>\n'
+        if token.content.count("\n") <= LONG_CODE_LINES:
+            return f'<pre class="code highlight"><code>{body}</code></pre>\n'
+        return (f'<pre class="code highlight long"><code>{body}</code></pre>'
+                '<div class="code-end"></div>\n')
 
     def heading_open(self, tokens, idx, options, env) -> str:
         text = "".join(c.content for c in tokens[idx + 1].children or [])
