@@ -246,7 +246,7 @@ def test_docx_styles_fonts_and_fields(built: Path):
     assert 'w:eastAsia="Microsoft YaHei"' in heading and "eastAsiaTheme" not in heading
     assert 'w:eastAsia="zh-CN"' in document.styles.element.xml
     body = document.element.body.xml
-    assert "TOC \\o" in body
+    assert "PAGEREF _Toc00001 \\h" in body and 'w:name="_Toc00001"' in body
     code = [p for p in document.paragraphs if p.style.name == "PT Code"]
     assert code and any(r.font.color.rgb is not None for r in code[0].runs), "highlighted"
     assert document.styles["PT Code"].paragraph_format.keep_together
@@ -487,6 +487,13 @@ def test_docx_opens_in_libreoffice(built: Path, tmp_path: Path):
     fonts = subprocess.run(["pdffonts", str(tmp_path / "ptbank-all-zh-answers.pdf")],
                            capture_output=True, text=True).stdout
     assert "CJK" in fonts and "Bold" in fonts
+    # the contents give each question's page, laid out by LibreOffice itself
+    pages = text.split("\f")
+    entry = re.search(r"^\s*2\.1 反向传播求导[ .]+(\d+)\s*$", pages[1], re.M)
+    assert entry, pages[1]
+    heading = next(n for n, page in enumerate(pages, 1)
+                   if n > 2 and re.search(r"^\s*2\.1 反向传播求导\s*$", page, re.M))
+    assert int(entry.group(1)) == heading
 
 
 def test_verified_build_prints_the_stamp(tmp_path: Path):

@@ -13,10 +13,11 @@ import zipfile
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import unquote
 
 from docx import Document as new_docx
 from docx.enum.table import WD_ROW_HEIGHT_RULE
-from docx.enum.text import WD_BREAK
+from docx.enum.text import WD_BREAK, WD_TAB_ALIGNMENT, WD_TAB_LEADER
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 from docx.shared import Cm, Pt, RGBColor
@@ -33,7 +34,7 @@ from .html import PYGMENTS_STYLE
 from .labels import LABELS, label_in, page_label_parts
 from .mdparse import (ANSWER_LINE_CM, ANSWER_LINES_KEPT, ANSWER_SPACE, CODE_LINE_CM,
                       answer_space_lines, is_task_checkbox, parse, top_level_blocks)
-from .text import inline_text, softbreak_joiner
+from .text import github_slug, inline_text, softbreak_joiner
 
 CHECKBOX = "☐ "
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -83,6 +84,9 @@ class _Writer:
         self.next_list_is_toc = False
         self.topic_headings = 0
         self.question_heading: Paragraph | None = None
+        self.toc_bookmarks: dict[str, str] = {}
+        """Anchor of a heading the contents list → the bookmark its page number refers to."""
+        self.slugs: dict[str, int] = {}
 
     def write(self, tokens: list[Token]) -> None:
         blocks = top_level_blocks(tokens)
@@ -138,6 +142,8 @@ class _Writer:
             self.topic_headings += 1
             paragraph.paragraph_format.page_break_before = self.topic_headings == 2
         self._inline(paragraph, inline.children)
+        if level in (2, 3):
+            self._bookmark(paragraph, inline)
 
     def _paragraph(self, inline: Token, previous: Token | None) -> None:
         after_heading = previous.tag if previous is not None and \
@@ -188,18 +194,45 @@ class _Writer:
                 self._code(head.content, head.info.strip())
 
     def _toc(self, block: list[Token]) -> None:
-        """A real TOC field (Word fills in page numbers) whose cached text lists the entries."""
+        """The contents in Word's TOC styles, each entry's page number a PAGEREF field to a
+        bookmark on its heading, which Word recomputes on open (the field is marked dirty)
+        and LibreOffice lays out live. Not a TOC field: LibreOffice shows a TOC field's
+        cached text, without numbers, until the reader updates it by hand."""
         self.next_list_is_toc = False
         self.topic_headings = 0
         self.question_heading: Paragraph | None = None
-        entries = [(t.level, t.content) for t in block if t.type == "inline"]
-        paragraphs = []
-        for level, text in entries:
-            paragraph = self.document.add_paragraph(style=S.TOC_LEVELS[1 if level <= 3 else 2])
-            paragraph.add_run(inline_text(text))
-            paragraphs.append(paragraph)
-        if paragraphs:
-            _wrap_in_field(paragraphs[0], paragraphs[-1], r'TOC \o "2-3" \h \z \u')
+        entries = [t for t in block if t.type == "inline"]
+        section = self.document.sections[0]
+        width = section.page_width - section.left_margin - section.right_margin
+        for number, entry in enumerate(entries, 1):
+            paragraph = self.document.add_paragraph(
+                style=S.TOC_LEVELS[1 if entry.level <= 3 else 2])
+            paragraph.paragraph_format.tab_stops.add_tab_stop(
+                width, WD_TAB_ALIGNMENT.RIGHT, WD_TAB_LEADER.DOTS)
+            paragraph.add_run(inline_text(entry.content))
+            href = next((c.attrGet("href") for c in entry.children or []
+                         if c.type == "link_open"), None)
+            if href and href.startswith("#"):
+                bookmark = self.toc_bookmarks[unquote(href[1:])] = f"_Toc{number:05d}"
+                paragraph.add_run("\t")
+                _add_field(paragraph, rf"PAGEREF {bookmark} \h", "")
+
+    def _bookmark(self, paragraph: Paragraph, inline: Token) -> None:
+        """Mark a heading the contents list, under the name its PAGEREF asks for: its anchor
+        is the slug html.py gives it, counted the same way where two headings share it."""
+        slug = github_slug("".join(c.content for c in inline.children or []))
+        count = self.slugs.get(slug, 0)
+        self.slugs[slug] = count + 1
+        name = self.toc_bookmarks.get(slug if count == 0 else f"{slug}-{count}")
+        if name is None:
+            return
+        start, end = OxmlElement("w:bookmarkStart"), OxmlElement("w:bookmarkEnd")
+        start.set(qn("w:id"), name[4:].lstrip("0") or "0")
+        start.set(qn("w:name"), name)
+        end.set(qn("w:id"), start.get(qn("w:id")))
+        position = 1 if paragraph._p.pPr is not None else 0
+        paragraph._p.insert(position, start)
+        paragraph._p.append(end)
 
     def _box_gap(self) -> None:
         """An empty line between two code boxes: Word draws adjacent paragraphs with the same
@@ -393,14 +426,6 @@ def _field_start(instruction: str) -> list:
     instr.set(qn("xml:space"), "preserve")
     instr.text = f" {instruction} "
     return [_run_with(_field_char("begin")), _run_with(instr), _run_with(_field_char("separate"))]
-
-
-def _wrap_in_field(first, last, instruction: str) -> None:
-    """Make the paragraphs first..last the cached result of a field."""
-    position = 1 if first._p.pPr is not None else 0
-    for offset, run in enumerate(_field_start(instruction)):
-        first._p.insert(position + offset, run)
-    last._p.append(_run_with(_field_char("end")))
 
 
 def _add_field(paragraph, instruction: str, placeholder: str) -> None:
