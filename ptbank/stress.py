@@ -118,6 +118,9 @@ def run_stress_command(args) -> int:
         if not questions:
             raise PtbankError(f"no question in {args.content} declares `params`")
     interpreter = build_for(args.torch, log=_note) if args.torch else None
+    # a log (CI, a pipe) gets no progress bar: say what runs before the minutes it may take
+    _note(f"ptbank: solving {args.n} variant(s) of {len(questions)} question(s) "
+          f"({', '.join(q.id for q in questions[:6])}{', ...' if len(questions) > 6 else ''})")
     began = time.perf_counter()
     results = stress_questions(bank, questions, args.n, interpreter=interpreter, jobs=args.jobs,
                                sandbox=args.sandbox, progress=sys.stderr.isatty())

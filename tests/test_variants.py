@@ -179,6 +179,9 @@ def test_stress_passes_a_sound_question(project: Path):
     result = ptbank(project, "stress", "conv-output-shape", "--n", "24", "--content", "content")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "conv-output-shape: ok — 24/24 variants solved" in result.stdout
+    # stderr is a pipe here, as in CI: no bar, so the run says what it does before it does it
+    assert result.stderr.startswith(
+        "ptbank: solving 24 variant(s) of 1 question(s) (conv-output-shape)\n"), result.stderr
 
 
 def test_stress_catches_a_degenerate_range_and_an_answer_out_of_bounds(project: Path):
