@@ -113,9 +113,11 @@ def _make_fields(item: Item, langs: tuple[str, ...], titles: dict) -> dict[str, 
     if points > POINT_SLOTS:
         raise ValueError(f"{question.id}: {points} rubric points, decks have room for "
                          f"{POINT_SLOTS}")
+    given = _given(question, langs)
     for index in range(points):
         front, back = _point(question, index, langs, titles)
-        fields[f"Point{index + 1}"], fields[f"Point{index + 1}Back"] = front, back
+        fields[f"Point{index + 1}"] = given + front
+        fields[f"Point{index + 1}Back"] = given + back
     for slot, snippet in enumerate(facts(question), 1):
         fields[f"Fact{slot}"] = _code(snippet.code)
         fields[f"Fact{slot}Back"] = _outcome(snippet, langs)
@@ -139,14 +141,14 @@ def _context(item: Item, langs: tuple[str, ...]) -> str:
     if question.kind is Kind.coding:  # a concept says nothing its deck does not
         shown.append([label(lang, "coding") for lang in langs])
     meta = " · ".join(" / ".join(values) for values in shown)
-    return (f'<div class="context">{titles}<div class="meta">{meta}</div>'
-            f"{_given(question, langs)}</div>")
+    return f'<div class="context">{titles}<div class="meta">{meta}</div></div>'
 
 
 def _given(question: Question, langs: tuple[str, ...]) -> str:
-    """The inputs of a parametrized question, as its decks print it (the canonical variant):
-    a point such as "gets 32" or "4.5 GiB" asks for a number the card must say how to reach,
-    and the question that states the inputs is folded away in the Extra."""
+    """The inputs of a parametrized question, as its decks print it (the canonical variant),
+    for its point cards: a point such as "gets 32" or "4.5 GiB" asks for a number the card
+    must say how to reach, and the question that states the inputs is folded away in the
+    Extra. A fact card shows code, which holds its own values."""
     if not question.params:
         return ""
     values = " · ".join(f"<code>{escape(name)} = {escape(str(param.default))}</code>"
