@@ -1,18 +1,22 @@
 """Benchmark: what each snippet's own sandbox costs a cold verification, measured side by side.
 
-Verifies the same snippets cold (no verdict cache, fresh compile caches) with this tree and
-with an earlier revision of ptbank (by default the last one before confine.py, when snippets
-shared the sandbox's /tmp, HOME, compile caches, PID and network namespaces), and with no
-sandbox at all; the sides alternate which goes first in each round, so that machine load falls
-on all alike. It prints each run's seconds, the per-snippet cost of the fence (a snippet that
-does nothing, run many times), the snippets whose time differs most, and the ratios of the
-totals. The target: the fence costs a cold verify of the real bank at most 15 %.
+Verifies the same snippets cold (no verdict cache, fresh compile caches) with this tree three
+ways: fenced (each snippet in its own namespaces, confine.py, inside bubblewrap: what verify
+does), bubblewrap only (the same verifier with the per-snippet fence switched off, so that
+snippets share the sandbox's /tmp, HOME, compile caches, PID and network namespaces, as before
+confine.py), and with no sandbox at all. The sides alternate which goes first in each round, so
+that machine load falls on all alike. It prints each run's seconds, the per-snippet cost of the
+fence (a snippet that does nothing, run many times), the snippets whose time differs most, and
+the ratios of the totals. The target: the fence costs a cold verify of the real bank at most
+15 %.
 
-    .venv/bin/python bench/sandbox.py [--against REV] [--every N] [--only ID...] [--jobs N]
-                                      [--rounds R] [--empty K] [--sides SIDE...]
+    .venv/bin/python bench/sandbox.py [--every N] [--only ID...] [--jobs N] [--rounds R]
+                                      [--empty K] [--sides SIDE...]
 
 --every N verifies every N-th question of the bank (all of them by default); each side runs in
-a process of its own, importing ptbank from its own tree.
+a process of its own. The fence is switched off by the bench alone (RUN_ONE), never by an
+option of verify: an earlier revision of ptbank cannot be the baseline, as it neither reads
+today's content nor has the rank server (which would count as the fence's gain).
 """
 
 from __future__ import annotations
@@ -27,13 +31,20 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SIDES = ("fenced", "shared sandbox", "no sandbox")
+SIDES = ("fenced", "bubblewrap only", "no sandbox")
 RUN_ONE = textwrap.dedent("""\
     import json, sys, tempfile
     from pathlib import Path
     from ptbank.loader import load_bank
     from ptbank.verify import verify_bank
-    content, only, jobs, sandbox = json.loads(sys.argv[1])
+    content, only, jobs, sandbox, fence = json.loads(sys.argv[1])
+    if not fence:  # the bench's baseline: the zygote is told no fence, so none is entered
+        from ptbank.verify import launch
+        unfenced = launch.Zygote.wait_ready
+        def wait_ready(self, *args, **kwargs):
+            self.fence = None
+            return unfenced(self, *args, **kwargs)
+        launch.Zygote.wait_ready = wait_ready
     with tempfile.TemporaryDirectory() as scratch:  # its compile-warm/ beside: cold too
         report = verify_bank(load_bank(Path(content)), jobs=jobs, only=only, use_cache=False,
                              cache_dir=Path(scratch) / "verify", progress=False,
@@ -51,7 +62,6 @@ EMPTY_BANK = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--content", type=Path, default=ROOT / "content")
-    parser.add_argument("--against", default=None, help="the revision to compare with")
     parser.add_argument("--every", type=int, default=1, metavar="N")
     parser.add_argument("--only", nargs="+", default=None, metavar="ID")
     parser.add_argument("--jobs", type=int, default=None)
@@ -61,36 +71,25 @@ def main() -> None:
     parser.add_argument("--empty", type=int, default=40, metavar="K",
                         help="snippets that do nothing, for the per-snippet cost (0: skip)")
     args = parser.parse_args()
-    against = args.against or _before_the_fence()
-    # not under /tmp: the earlier sandbox hid /tmp, and a tree there from its zygote
     with tempfile.TemporaryDirectory(prefix="ptbank-bench-", dir="/var/tmp") as scratch:
-        old_tree = Path(scratch) / "old"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q",
-                        str(old_tree), against], check=True)
-        try:
-            trees = {"fenced": (ROOT, True), "shared sandbox": (old_tree, True),
-                     "no sandbox": (ROOT, False)}
-            only = args.only or _every(args.content, args.every)
-            if args.empty:
-                empty = _empty_bank(Path(scratch) / "empty", args.empty)
-                _compare(trees, args.sides, empty, None, args.jobs, 1,
-                         "snippets that do nothing", per_snippet=args.empty)
-            _compare(trees, args.sides, args.content, only, args.jobs, args.rounds, "the bank")
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                            str(old_tree)], check=False)
-    print(f"(compared with {against[:12]})")
+        sides = {"fenced": (True, True), "bubblewrap only": (True, False),
+                 "no sandbox": (False, False)}
+        only = args.only or _every(args.content, args.every)
+        if args.empty:
+            empty = _empty_bank(Path(scratch) / "empty", args.empty)
+            _compare(sides, args.sides, empty, None, args.jobs, 1,
+                     "snippets that do nothing", per_snippet=args.empty)
+        _compare(sides, args.sides, args.content, only, args.jobs, args.rounds, "the bank")
 
 
-def _compare(trees: dict, sides: list[str], content: Path, only: list[str] | None,
+def _compare(ways: dict, sides: list[str], content: Path, only: list[str] | None,
              jobs: int | None, rounds: int, what: str, per_snippet: int = 0) -> None:
     totals = dict.fromkeys(sides, 0.0)
     durations: dict[str, dict[str, float]] = {side: {} for side in sides}
     for number in range(rounds):
         order = sides if number % 2 == 0 else list(reversed(sides))
         for side in order:
-            tree, sandbox = trees[side]
-            run = _run(tree, content, only, jobs, sandbox)
+            run = _run(content, only, jobs, *ways[side])
             counts = ", ".join(f"{n} {s}" for s, n in run["counts"].items() if n)
             print(f"{what}, round {number + 1}, {side:14}: {run['elapsed']:7.1f} s  ({counts})",
                   flush=True)
@@ -115,13 +114,13 @@ def _compare(trees: dict, sides: list[str], content: Path, only: list[str] | Non
               flush=True)
 
 
-def _run(tree: Path, content: Path, only, jobs, sandbox: bool) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+def _run(content: Path, only, jobs, sandbox: bool, fence: bool) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", RUN_ONE,
-                           json.dumps([str(content), only, jobs, sandbox])],
-                          cwd=tree, env=env, capture_output=True, text=True, check=False)
+                           json.dumps([str(content), only, jobs, sandbox, fence])],
+                          cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        sys.exit(f"bench: the run in {tree} failed:\n{done.stderr[-3000:]}")
+        sys.exit(f"bench: a run failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -145,15 +144,6 @@ def _empty_bank(folder: Path, count: int) -> Path:
         "en: {title: Does nothing, question: Does it do nothing?, answer: It does., "
         "rubric: [it does]}\n" + "snippets:\n" + snippets, encoding="utf-8")
     return folder
-
-
-def _before_the_fence() -> str:
-    added = subprocess.run(["git", "-C", str(ROOT), "log", "--diff-filter=A", "--format=%H",
-                            "--", "ptbank/verify/confine.py"], capture_output=True, text=True,
-                           check=True).stdout.split()
-    if not added:
-        sys.exit("bench: confine.py is not in this history; pass --against REV")
-    return f"{added[-1]}^"
 
 
 if __name__ == "__main__":
