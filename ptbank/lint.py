@@ -65,8 +65,12 @@ def parallel_languages(bank: Bank, q: Question) -> Iterable[Problem]:
 
 def languages_match_their_section(bank: Bank, q: Question) -> Iterable[Problem]:
     """The zh section is written in Chinese; the en section holds no Chinese."""
-    if not _CJK.search(q.zh.title + q.zh.question):
-        yield _problem(bank, q, ("zh", "title"), "no Chinese text in zh title/question",
+    if not _CJK.search(q.zh.title):  # render/text.py title_language: and a reference to it
+        yield _problem(bank, q, ("zh", "title"), "no Chinese text in the zh title (a "
+                       "cross-reference to this question would print its page in English)",
+                       Severity.warning)
+    elif not _CJK.search(q.zh.question):
+        yield _problem(bank, q, ("zh", "question"), "no Chinese text in the zh question",
                        Severity.warning)
     for field in ("title", "question", "answer"):
         if _CJK.search(getattr(q.en, field)):

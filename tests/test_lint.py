@@ -152,7 +152,8 @@ RULE_CASES = {
         [("  title: 整数张量加上浮点数会得到什么类型？", "  title: Integer plus float"),
          ("    `torch.tensor([1, 2]) + 0.5` 的结果是什么 dtype？",
           "    `torch.tensor([1, 2]) + 0.5`?")],
-        [f"{Q}:9: warning: zh.title: no Chinese text in zh title/question"]),
+        [f"{Q}:9: warning: zh.title: no Chinese text in the zh title (a cross-reference to "
+         "this question would print its page in English)"]),
     "Chinese in en": (
         [(EN_ANSWER, EN_ANSWER + "    （默认类型）\n")],
         [f"{Q}:21: warning: en.answer: Chinese characters in the en section"]),

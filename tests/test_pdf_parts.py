@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -76,8 +77,9 @@ def test_a_bank_document_is_laid_out_in_parts(whole_and_parts):
     assert topics >= 2, "the fixture needs two topics to cut between"
     layouts = {name: len(pages) for name, pages in whole_and_parts["laid_out"].items()}
     assert layouts["whole"] == 1
-    # a part per topic, the front laid out twice (its numbers settle), the page numbers once
-    assert layouts["parts"] == layouts["again"] == topics + 3
+    # a part per topic, the front laid out twice (its numbers settle), and once the layers
+    # drawn over the merged pages: "page X of Y", and the cross-references' page numbers
+    assert layouts["parts"] == layouts["again"] == topics + 4
     # the parallel print laid its chapters out in one pool of two workers; the serial none
     assert whole_and_parts["pools"]["parallel"] == [2]
     assert whole_and_parts["pools"]["parts"] == whole_and_parts["pools"]["again"] == []
@@ -92,7 +94,7 @@ def test_after_an_edit_only_its_chapter_is_laid_out_again(whole_and_parts):
     pages = whole_and_parts["laid_out"]["edited"]
     body = [page for page in pages if 'class="toc"' not in page and "<h2" in page]
     assert len(body) == 1 and "as the edit says" in body[0]
-    assert len(pages) <= 1 + 2 + 1, "the chapter, at most two fronts and the page numbers"
+    assert len(pages) <= 1 + 2 + 2, "the chapter, at most two fronts and the two layers"
     assert (whole_and_parts["edited"].read_bytes()
             == whole_and_parts["edited-cold"].read_bytes()), "the same bytes as a cold print"
     assert whole_and_parts["edited"].read_bytes() != whole_and_parts["parts"].read_bytes()
@@ -137,6 +139,25 @@ def test_parts_merged_print_the_same_pages_as_the_whole(whole_and_parts, tmp_pat
         difference = ImageChops.difference(Image.open(shot).convert("RGB"),
                                            Image.open(other).convert("RGB"))
         assert difference.getbbox() is None, f"page {shot.stem} looks different"
+
+
+def test_cross_references_print_the_page_their_target_is_on(whole_and_parts):
+    """The fixture's questions refer to each other across chapters (so across parts): each
+    reference prints the page its target question starts on, laid out whole and in parts."""
+    for name in ("whole", "parts"):
+        pages = _page_texts(whole_and_parts[name])
+        on_page = {target: next(n for n, text in enumerate(pages, 1) if start in text)
+                   for target, start in (("grad", "What is the gradient of"),
+                                         ("long", "The code line below is long"))}
+        text = " ".join(" ".join(page.split()) for page in pages)
+        printed = {
+            "grad": re.findall(r"2\.1 Backpropagation, p\. (\d+)", text)
+            + re.findall(r"2\.1 反向传播求导，第 (\d+) 页", text),
+            "long": re.findall(r"cut off, p\. (\d+)", text)
+            + re.findall(r"不是被截断，第 (\d+) 页", text)}
+        assert on_page["grad"] > on_page["long"], "one reference forward, one back"
+        for target, numbers in printed.items():
+            assert numbers == [str(on_page[target])] * 2, (name, target, numbers)
 
 
 def test_parts_merged_give_the_same_bytes_from_the_same_inputs(whole_and_parts):

@@ -31,10 +31,10 @@ from pygments.util import ClassNotFound
 from . import docx_styles as S
 from .document import Document
 from .html import PYGMENTS_STYLE
-from .labels import LABELS, label_in, page_label_parts
+from .labels import LABELS, label_in, page_label_parts, page_ref_parts
 from .mdparse import (ANSWER_LINE_CM, ANSWER_LINES_KEPT, ANSWER_SPACE, CODE_LINE_CM,
                       answer_space_lines, is_task_checkbox, parse, top_level_blocks)
-from .text import github_slug, inline_text, softbreak_joiner
+from .text import github_slug, inline_text, softbreak_joiner, title_language
 
 CHECKBOX = "☐ "
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -217,6 +217,18 @@ class _Writer:
                 paragraph.add_run("\t")
                 _add_field(paragraph, rf"PAGEREF {bookmark} \h", "")
 
+    def _page_ref(self, paragraph, target: str, text: list[str]) -> None:
+        """After a cross-reference, its target's page: ", p. 152" as a PAGEREF field to the
+        bookmark on the target's heading (a document with contents has one on each)."""
+        bookmark = self.toc_bookmarks.get(target)
+        if bookmark is None:
+            return
+        before, after = page_ref_parts(title_language("".join(text)))
+        paragraph.add_run(before)
+        _add_field(paragraph, rf"PAGEREF {bookmark} \h", "")
+        if after:
+            paragraph.add_run(after)
+
     def _bookmark(self, paragraph: Paragraph, inline: Token) -> None:
         """Mark a heading the contents list, under the name its PAGEREF asks for: its anchor
         is the slug html.py gives it, counted the same way where two headings share it."""
@@ -316,8 +328,16 @@ class _Writer:
     def _inline(self, paragraph, children: list[Token] | None) -> None:
         bold = italic = strike = False
         children = children or []
+        reference = None  # the cross-reference being written: (its target's anchor, its text)
         for i, token in enumerate(children):
             kind = token.type
+            if kind == "link_open" and token.attrGet("title"):  # markdown.py's cross-reference
+                reference = (unquote(str(token.attrGet("href") or "")[1:]), [])
+            elif kind == "link_close" and reference is not None:
+                self._page_ref(paragraph, *reference)
+                reference = None
+            elif reference is not None and kind in ("text", "code_inline"):
+                reference[1].append(token.content)
             if kind == "strong_open" or kind == "strong_close":
                 bold = kind == "strong_open"
             elif kind == "em_open" or kind == "em_close":

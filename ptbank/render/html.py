@@ -22,11 +22,11 @@ from pygments.token import Token
 from pygments.util import ClassNotFound
 
 from .document import Document
-from .labels import html_lang, label_in, page_label_parts
+from .labels import LABELS, html_lang, label_in, page_label_parts, page_ref_parts
 from .markdown import TEMPLATES
 from .mdparse import (ANSWER_LINES_KEPT, ANSWER_SPACE, answer_space_lines, parse, parser,
                       top_level_blocks)
-from .text import github_slug, softbreak_joiner
+from .text import github_slug, softbreak_joiner, title_language
 
 PYGMENTS_STYLE = "default"
 LONG_CODE_LINES = 25
@@ -91,6 +91,8 @@ class _PrintRenderer(RendererHTML):
         count = env.setdefault("slugs", {}).get(slug, 0)
         env["slugs"][slug] = count + 1
         anchor = slug if count == 0 else f"{slug}-{count}"
+        if tokens[idx].tag in ("h2", "h3"):  # a chapter's or a question's: where a reference is
+            env["heading"] = anchor
         return f'<{tokens[idx].tag} id="{escape(anchor)}">'
 
     def link_open(self, tokens, idx, options, env) -> str:
@@ -101,7 +103,18 @@ class _PrintRenderer(RendererHTML):
         href = token.attrGet("href") or ""
         if href.startswith("#"):
             token.attrSet("href", unquote(href))
+            if token.attrGet("title"):  # a cross-reference (markdown.py): its page follows
+                token.attrSet("class", "xref")
+                env["xref"] = unquote(href[1:])
         return self.renderToken(tokens, idx, options, env)
+
+    def link_close(self, tokens, idx, options, env) -> str:
+        target = env.pop("xref", None)
+        if target is None:
+            return self.renderToken(tokens, idx, options, env)
+        start = max(i for i in range(idx) if tokens[i].type == "link_open")
+        text = "".join(token.content for token in tokens[start + 1:idx])
+        return "</a>" + page_reference(target, env, text)
 
     def softbreak(self, tokens, idx, options, env) -> str:
         before = tokens[idx - 1].content if idx > 0 else ""
@@ -131,6 +144,29 @@ class _PrintRenderer(RendererHTML):
         end = kept(tail, lines) if tail <= lines else ""
         kind = "answer-space code" if code else "answer-space"
         return f'<div class="{kind}">{kept(1, head)}{middle}{end}</div>\n'
+
+
+PAGE_REFERENCE = "ref:"
+"""Prefix of the id of a cross-reference's page number: `ref:<lang>:<n>:<question>:<target>`,
+the n-th reference to `target` in the question whose anchor is `question` (unique in a
+document, and unchanged by edits of other questions, so that a part's HTML stays what it was);
+pdf_parts.py reads the target and the language back from it."""
+_PAGE_DIGITS = "000"
+"""The room a page number takes: three tabular digits, hidden; the number itself is drawn
+into that room (print.css in a document laid out whole; pdf_parts.py, once every part's
+pages are known, in one laid out in parts)."""
+
+
+def page_reference(target: str, env: dict, text: str) -> str:
+    """The page of a cross-reference to the anchor `target`, after its link text `text`:
+    ", p. 152" in English, "，第 152 页" in Chinese (the language of the link's title)."""
+    source = env.get("heading", "")
+    counts = env.setdefault("xref_counts", {})
+    n = counts[source, target] = counts.get((source, target), 0) + 1
+    lang = title_language(text)
+    number_id = escape(f"{PAGE_REFERENCE}{lang}:{n}:{source}:{target}")
+    return (f'<span class="page-ref" lang="{html_lang(lang)}"><span class="page-number" '
+            f'id="{number_id}" data-target="#{escape(target)}">{_PAGE_DIGITS}</span></span>')
 
 
 def markdown_to_html_body(markdown: str, langs: tuple[str, ...] | list[str]) -> str:
@@ -243,6 +279,10 @@ class PageLayer:
     footer: bool = True
     title_page: bool = True
     toc_numbers_given: bool = False
+    page_numbers_drawn_over: bool = False
+    """Cross-references' page numbers: left out, to be drawn over the merged pages."""
+    bare: bool = False
+    """Pages with no margins: a layer positioned in page coordinates."""
 
 
 WHOLE = PageLayer()
@@ -263,6 +303,8 @@ def print_page(body: str, doc: Document, layer: PageLayer = WHOLE) -> str:
         page_label_after=_css_string(after),
         doc=doc,
         layer=layer,
+        page_ref_words={html_lang(lang): tuple(map(_css_string, page_ref_parts(lang)))
+                        for lang in LABELS},
         lang=html_lang(doc.langs[0]),
         css=css,
         pygments_css=pygments_css,

@@ -56,7 +56,8 @@ def _references(context, text: str, lang: str) -> str:
         title = target.titles[lang]
         item = doc.item_of(found.group(1))
         if item is not None:
-            return f"[{item.number} {title}](#{item.anchor})"  # a sheet numbers its own
+            # titled with the target's id: the print renderer (html.py) adds its page number
+            return f'[{item.number} {title}](#{item.anchor} "{found.group(1)}")'  # sheets number their own
         level = LABELS[lang][target.level]
         return LABELS[lang]["reference_elsewhere"].format(
             number=target.number, title=title, level=level if lang == "zh" else level.lower())

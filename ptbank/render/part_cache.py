@@ -25,7 +25,7 @@ from ..atomic import write_bytes_atomic, write_text_atomic
 
 STORE = Path("build/cache/pdf-parts")
 """Beside the render cache (questions.py), relative to where ptbank runs."""
-FORMAT = "1"
+FORMAT = "2"
 """Of the stored facts: a change makes every entry a miss."""
 
 

@@ -16,6 +16,9 @@ WeasyPrint reports of each page it laid out:
   that footer is laid out and each of its pages drawn over a page of the merged file;
 - the table of contents' numbers: the front part (title page and contents) is laid out last,
   with each entry's page written in (`data-page`), again until its own length settles;
+- cross-references' page numbers ("see 7.3 ..., p. 152"): each part leaves the number's room
+  empty (html.py), and a layer of pages holding only those numbers, each where its room was
+  laid out, is drawn over the merged pages like the footer;
 - links and the outline: every anchor becomes a named destination of the merged file, the
   links WeasyPrint dropped because their target lay in another part are put back with the
   same /Dest, and the outline is rebuilt from every page's bookmarks.
@@ -30,7 +33,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .document import Document
-from .html import PageLayer, print_page, with_page_numbers
+from .html import PAGE_REFERENCE, PageLayer, print_page, with_page_numbers
 
 PART_CHARS = 2_000_000
 """Most characters of body HTML laid out at once: a chapter longer than that is cut between
@@ -59,6 +62,9 @@ class _PageFacts:
     links: list[tuple[str, tuple[float, float, float, float]]]
     """In-document links: (target anchor, rectangle in CSS px)."""
     bookmarks: list[tuple[int, str, tuple[float, float]]]
+    page_refs: list[tuple[str, str, tuple[float, float, float, float]]] = field(
+        default_factory=list)
+    """Cross-references' page numbers to draw: (language, target anchor, room in CSS px)."""
 
 
 @dataclass
@@ -75,6 +81,8 @@ class Part:
         """The part of a laid-out weasyprint.Document, once written to `pdf`."""
         part = cls(pdf=pdf, missing=missing)
         for page in document.pages:
+            rooms = {name: room for name, room in page.anchors.items()
+                     if name.startswith(PAGE_REFERENCE)}
             part.pages.append(_PageFacts(
                 height=page.height,
                 anchors={name: (x1, y1) for name, (x1, y1, _, _) in page.anchors.items()},
@@ -82,6 +90,8 @@ class Part:
                        if kind == "internal"],
                 bookmarks=[(level, label, tuple(point))
                            for level, label, point, _ in page.bookmarks],
+                page_refs=[(*_language_and_target(name), tuple(room))
+                           for name, room in rooms.items()],
             ))
         return part
 
@@ -89,7 +99,7 @@ class Part:
         """Everything but the PDF, as JSON data (part_cache.py stores it)."""
         return {"missing": self.missing, "pages": [
             {"height": p.height, "anchors": p.anchors, "links": p.links,
-             "bookmarks": p.bookmarks} for p in self.pages]}
+             "bookmarks": p.bookmarks, "page_refs": p.page_refs} for p in self.pages]}
 
     @classmethod
     def from_facts(cls, pdf: bytes, facts: dict) -> Part:
@@ -98,7 +108,14 @@ class Part:
             anchors={name: tuple(point) for name, point in p["anchors"].items()},
             links=[(target, tuple(rectangle)) for target, rectangle in p["links"]],
             bookmarks=[(level, label, tuple(point)) for level, label, point in p["bookmarks"]],
+            page_refs=[(lang, target, tuple(room)) for lang, target, room in p["page_refs"]],
         ) for p in facts["pages"]])
+
+
+def _language_and_target(name: str) -> tuple[str, str]:
+    """Of a page number's id (html.PAGE_REFERENCE): the reference's language and target."""
+    lang, _n, _source, target = name[len(PAGE_REFERENCE):].split(":", 3)
+    return lang, target
 
 
 def plan_parts(chapters: list[list[str]], part_chars: int = PART_CHARS) -> list[list[str]]:
@@ -127,24 +144,26 @@ def render_in_parts(front: list[str], parts: list[list[str]], doc: Document,
     body = print_pages([print_page("".join(part), doc, _CONTENT) for part in parts])
     printed = list(body)
     body_pages = sum(len(part.pages) for part in body)
-    assumed, front_part, footer = 0, None, None  # the front's length its numbers assume
+    assumed, front_part, layers = 0, None, []  # the front's length its numbers assume
     for _ in range(FRONT_TRIES):
-        numbered = with_page_numbers("".join(front), _page_numbers(body, first=assumed + 1))
-        pages = [print_page(numbered, doc, _FRONT)]
-        if assumed:  # the page numbers' layer for that length, laid out beside it
-            pages.append(_footer_page(assumed + body_pages, doc))
-        front_part, *rest = print_pages(pages)
-        printed += [front_part, *rest]
+        page_of = _page_numbers(body, first=assumed + 1)
+        pages = [print_page(with_page_numbers("".join(front), page_of), doc, _FRONT)]
+        if assumed:  # the page numbers' layers for that length, laid out beside it
+            pages += [_footer_page(assumed + body_pages, doc),
+                      _page_refs_layer(assumed, body, page_of, doc)]
+        front_part, *layers = print_pages(pages)
+        printed += [front_part, *layers]
         if len(front_part.pages) == assumed:
-            footer = rest[0]
             break
         assumed = len(front_part.pages)
     else:
         raise RuntimeError("the table of contents' length did not settle")
     total = assumed + body_pages
-    if len(footer.pages) != total:
-        raise RuntimeError(f"page numbers laid out for {len(footer.pages)} of {total} pages")
-    return _merge([front_part, *body], footer.pdf), printed
+    for layer in layers:
+        if len(layer.pages) != total:
+            raise RuntimeError(f"a layer laid out for {len(layer.pages)} of {total} pages")
+    footer, page_refs = layers
+    return _merge([front_part, *body], footer, page_refs), printed
 
 
 def _footer_page(total: int, doc: Document) -> str:
@@ -153,9 +172,25 @@ def _footer_page(total: int, doc: Document) -> str:
     return print_page(blank_pages, doc, _FOOTER)
 
 
-_CONTENT = PageLayer(footer=False, title_page=False)
+def _page_refs_layer(front_pages: int, body: list[Part], page_of: dict[str, int],
+                     doc: Document) -> str:
+    """A blank page for each of the front's and the body's, carrying only the page numbers
+    of the body's cross-references, each in the room its part left for it."""
+    pages = ["<div></div>"] * front_pages
+    for page in (page for part in body for page in part.pages):
+        numbers = "".join(
+            f'<span class="drawn-page-number" lang="{lang}" style="left: {x1}px; top: {y1}px; '
+            f'width: {x2 - x1}px">{page_of[target]}</span>'
+            for lang, target, (x1, y1, x2, _) in page.page_refs)
+        pages.append(f'<div style="position: relative">{numbers}</div>')
+    pages[1:] = [f'<div style="break-before: page">{page}</div>' for page in pages[1:]]
+    return print_page("".join(pages), doc, _PAGE_REFS)
+
+
+_CONTENT = PageLayer(footer=False, title_page=False, page_numbers_drawn_over=True)
 _FRONT = PageLayer(footer=False, toc_numbers_given=True)
 _FOOTER = PageLayer(header=False, title_page=False)
+_PAGE_REFS = PageLayer(header=False, footer=False, title_page=False, bare=True)
 
 
 def _page_numbers(parts: list[Part], first: int) -> dict[str, int]:
@@ -169,7 +204,9 @@ def _page_numbers(parts: list[Part], first: int) -> dict[str, int]:
     return page_of
 
 
-def _merge(parts: list[Part], footer_pdf: bytes) -> bytes:
+def _merge(parts: list[Part], footer: Part, page_refs: Part) -> bytes:
+    """The parts' pages in one file, the footer's page of the same number drawn over each,
+    and the page references' page over each that has cross-references."""
     from pypdf import PdfReader, PdfWriter
     from pypdf.generic import (ArrayObject, DictionaryObject, FloatObject, NameObject,
                                NumberObject, TextStringObject)
@@ -181,13 +218,16 @@ def _merge(parts: list[Part], footer_pdf: bytes) -> bytes:
     for key in ("/Lang", "/PageMode"):
         if key in front.trailer["/Root"]:
             writer._root_object[NameObject(key)] = front.trailer["/Root"][key]
-    footers = PdfReader(io.BytesIO(footer_pdf)).pages
+    footers = PdfReader(io.BytesIO(footer.pdf)).pages
+    page_ref_pages = PdfReader(io.BytesIO(page_refs.pdf)).pages
     facts: list[_PageFacts] = []
     for part in parts:
         reader = front if part is parts[0] else PdfReader(io.BytesIO(part.pdf))
         for page, page_facts in zip(reader.pages, part.pages):
             merged = writer.add_page(page)
             merged.merge_page(footers[len(facts)])
+            if page_facts.page_refs:
+                merged.merge_page(page_ref_pages[len(facts)])
             merged.compress_content_streams()  # the merge wrote the page's content inflated
             facts.append(page_facts)
 

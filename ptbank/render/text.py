@@ -19,6 +19,12 @@ def is_cjk(char: str) -> bool:
     return bool(char) and re.match(f"[{_CJK_CHAR}]", char) is not None
 
 
+def title_language(title: str) -> str:
+    """The language a question's title is in: "zh" where it holds a CJK character, else
+    "en" (lint holds every zh title to one and every en title to none)."""
+    return "zh" if any(map(is_cjk, title)) else "en"
+
+
 def fix_cjk_emphasis(markdown: str) -> str:
     """Rewrite CJK bold that CommonMark would not recognise; code is left untouched."""
     parts = _FENCE_OR_CODE.split(markdown)
