@@ -218,7 +218,7 @@ class _Writer:
                 _add_field(paragraph, rf"PAGEREF {bookmark} \h", "")
 
     def _page_ref(self, paragraph, target: str, text: list[str]) -> None:
-        """After a cross-reference, its target's page: ", p. 152" as a PAGEREF field to the
+        """After a cross-reference, its target's page: " (p. 152)" as a PAGEREF field to the
         bookmark on the target's heading (a document with contents has one on each)."""
         bookmark = self.toc_bookmarks.get(target)
         if bookmark is None:

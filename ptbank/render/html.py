@@ -159,7 +159,7 @@ pages are known, in one laid out in parts)."""
 
 def page_reference(target: str, env: dict, text: str) -> str:
     """The page of a cross-reference to the anchor `target`, after its link text `text`:
-    ", p. 152" in English, "，第 152 页" in Chinese (the language of the link's title)."""
+    " (p. 152)" in English, "（第 152 页）" in Chinese (the language of the link's title)."""
     source = env.get("heading", "")
     counts = env.setdefault("xref_counts", {})
     n = counts[source, target] = counts.get((source, target), 0) + 1

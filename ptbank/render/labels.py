@@ -74,7 +74,7 @@ LABELS: dict[str, dict[str, str]] = {
         "stamp_imported": "（{imported} 个从其他机器导入，未在本机运行）",
         "draft": "草稿：代码片段未经完整验证，请勿用于面试",
         "page": "第 {page} 页，共 {pages} 页",
-        "page_ref": "，第\u00a0{page}\u00a0页",
+        "page_ref": "（第\u00a0{page}\u00a0页）",
         "write_here": "作答区",
         "english": "English",
         "code": "代码",
@@ -179,7 +179,7 @@ LABELS: dict[str, dict[str, str]] = {
         "stamp_imported": " ({imported} imported from another machine, not run here)",
         "draft": "DRAFT: snippets not fully verified, not for use in interviews",
         "page": "Page {page} of {pages}",
-        "page_ref": ", p.\u00a0{page}",
+        "page_ref": " (p.\u00a0{page})",
         "write_here": "Answer space",
         "english": "English",
         "code": "Code",
@@ -237,7 +237,7 @@ def page_label_parts(lang: str) -> tuple[str, str, str]:
 
 
 def page_ref_parts(lang: str) -> tuple[str, str]:
-    """", p. {page}" (a cross-reference's page, after its link) → the text before and after
+    """" (p. {page})" (a cross-reference's page, after its link) → the text before and after
     the number, for formats that fill it in themselves (CSS, Word fields)."""
     before, after = label(lang, "page_ref", page="\0").split("\0")
     return before, after

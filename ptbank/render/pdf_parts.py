@@ -16,7 +16,7 @@ WeasyPrint reports of each page it laid out:
   that footer is laid out and each of its pages drawn over a page of the merged file;
 - the table of contents' numbers: the front part (title page and contents) is laid out last,
   with each entry's page written in (`data-page`), again until its own length settles;
-- cross-references' page numbers ("see 7.3 ..., p. 152"): each part leaves the number's room
+- cross-references' page numbers ("see 7.3 ... (p. 152)"): each part leaves the number's room
   empty (html.py), and a layer of pages holding only those numbers, each where its room was
   laid out, is drawn over the merged pages like the footer;
 - links and the outline: every anchor becomes a named destination of the merged file, the
