@@ -34,7 +34,7 @@ from .html import PYGMENTS_STYLE
 from .labels import LABELS, label_in, page_label_parts, page_ref_parts
 from .mdparse import (ANSWER_LINE_CM, ANSWER_LINES_KEPT, ANSWER_SPACE, CODE_LINE_CM,
                       answer_space_lines, is_task_checkbox, parse, top_level_blocks)
-from .text import github_slug, inline_text, softbreak_joiner, title_language
+from .text import heading_anchor, inline_text, softbreak_joiner, title_language
 
 CHECKBOX = "☐ "
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -230,12 +230,10 @@ class _Writer:
             paragraph.add_run(after)
 
     def _bookmark(self, paragraph: Paragraph, inline: Token) -> None:
-        """Mark a heading the contents list, under the name its PAGEREF asks for: its anchor
-        is the slug html.py gives it, counted the same way where two headings share it."""
-        slug = github_slug("".join(c.content for c in inline.children or []))
-        count = self.slugs.get(slug, 0)
-        self.slugs[slug] = count + 1
-        name = self.toc_bookmarks.get(slug if count == 0 else f"{slug}-{count}")
+        """Mark a heading the contents list, under the name its PAGEREF asks for, found by
+        the heading's anchor (text.heading_anchor, as the HTML of every format names it)."""
+        name = self.toc_bookmarks.get(
+            heading_anchor("".join(c.content for c in inline.children or []), self.slugs))
         if name is None:
             return
         start, end = OxmlElement("w:bookmarkStart"), OxmlElement("w:bookmarkEnd")

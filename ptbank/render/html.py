@@ -26,7 +26,7 @@ from .labels import LABELS, html_lang, label_in, page_label_parts, page_ref_part
 from .markdown import TEMPLATES
 from .mdparse import (ANSWER_LINES_KEPT, ANSWER_SPACE, answer_space_lines, parse, parser,
                       top_level_blocks)
-from .text import github_slug, softbreak_joiner, title_language
+from .text import heading_anchor, softbreak_joiner, title_language
 
 PYGMENTS_STYLE = "default"
 LONG_CODE_LINES = 25
@@ -87,10 +87,7 @@ class _PrintRenderer(RendererHTML):
 
     def heading_open(self, tokens, idx, options, env) -> str:
         text = "".join(c.content for c in tokens[idx + 1].children or [])
-        slug = github_slug(text)
-        count = env.setdefault("slugs", {}).get(slug, 0)
-        env["slugs"][slug] = count + 1
-        anchor = slug if count == 0 else f"{slug}-{count}"
+        anchor = heading_anchor(text, env.setdefault("slugs", {}))
         if tokens[idx].tag in ("h2", "h3"):  # a chapter's or a question's: where a reference is
             env["heading"] = anchor
         return f'<{tokens[idx].tag} id="{escape(anchor)}">'

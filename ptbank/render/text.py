@@ -127,3 +127,13 @@ def github_slug(text: str) -> str:
         if char in "-_" or char == " " or category[0] in "LNM":
             kept.append(char)
     return "".join(kept).replace(" ", "-")
+
+
+def heading_anchor(text: str, seen: dict[str, int]) -> str:
+    """The anchor of the heading `text` in a document whose earlier headings' slugs `seen`
+    counts (and now this one's): its slug, then slug-1, slug-2 for the next ones sharing it,
+    as GitHub numbers them. Every format that links to headings names them so."""
+    slug = github_slug(text)
+    count = seen.get(slug, 0)
+    seen[slug] = count + 1
+    return slug if count == 0 else f"{slug}-{count}"
