@@ -103,4 +103,5 @@ def test_on_the_site_a_reference_links_to_the_question_s_own_page(referring, tmp
     page = (tmp_path / "out" / "en" / "autograd" / "grad-basics.html").read_text(
         encoding="utf-8")
     assert 'href="../tensors/long-code.html"' in page
+    assert "page-number" not in page and "000" not in page, "a page number only where pages are"
     assert (tmp_path / "out" / "en" / "tensors" / "long-code.html").is_file()

@@ -100,7 +100,7 @@ class _PrintRenderer(RendererHTML):
         href = token.attrGet("href") or ""
         if href.startswith("#"):
             token.attrSet("href", unquote(href))
-            if token.attrGet("title"):  # a cross-reference (markdown.py): its page follows
+            if token.attrGet("title") and env.get("pages"):  # a cross-reference (markdown.py)
                 token.attrSet("class", "xref")
                 env["xref"] = unquote(href[1:])
         return self.renderToken(tokens, idx, options, env)
@@ -186,7 +186,8 @@ def markdown_to_html_chapters(markdown: str,
     tokens = parse(markdown)
     renderer = _renderer()
     env: dict = {"write_here": label_in(langs, "write_here"),
-                 "notes_here": label_in(langs, "notes")}
+                 "notes_here": label_in(langs, "notes"),
+                 "pages": True}  # printed on pages: a cross-reference gives its target's
     chapters: list[list[str]] = [[]]
     piece: list[str] = []
     in_question = False
