@@ -7,7 +7,9 @@ The JSON Schema that editors use (`ptbank schema`) is generated from here.
 from __future__ import annotations
 
 import ast
+import math
 import re
+from collections.abc import Sequence
 from enum import Enum
 from typing import Annotated
 
@@ -189,6 +191,33 @@ def _is_assert_call(node: ast.AST) -> bool:
 Scalar = int | float | str
 
 
+class _Stepped(Sequence):
+    """The values of a range, low + i * step, as a sequence that lists none of them: its
+    membership test finds the nearest step instead of scanning."""
+
+    def __init__(self, bounds: tuple[int | float, int | float], step: int | float):
+        (self.low, high), self.step = bounds, step
+        self.whole = all(isinstance(v, int) for v in (*bounds, step))
+        self.count = int((high - self.low) / step + 1e-9) + 1
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self.count))]
+        if not -self.count <= i < self.count:
+            raise IndexError(i)
+        number = self.low + (i % self.count) * self.step
+        return int(number) if self.whole else round(number, 12)
+
+    def __contains__(self, value) -> bool:
+        if isinstance(value, str) or not math.isfinite(value):
+            return False
+        nearest = round((value - self.low) / self.step)
+        return 0 <= nearest < self.count and self[nearest] == value
+
+
 class Param(_Strict):
     """A parameter of a parametrized question: drawn per variant from a range or from choices."""
 
@@ -208,16 +237,10 @@ class Param(_Strict):
             raise ValueError("step must be above 0")
         return value
 
-    def values(self) -> list[Scalar]:
-        """Every value a variant may draw, in order."""
-        if self.choices:
-            return list(self.choices)
-        low, high = self.range
-        count = int((high - low) / self.step + 1e-9) + 1
-        numbers = [low + i * self.step for i in range(count)]
-        if all(isinstance(v, int) for v in (low, high, self.step)):
-            return [int(n) for n in numbers]
-        return [round(n, 12) for n in numbers]
+    def values(self) -> Sequence[Scalar]:
+        """Every value a variant may draw, in order: a range's are computed as they are read
+        (some hold thousands, and every variant drawn indexes them)."""
+        return self.choices if self.choices else _Stepped(self.range, self.step)
 
     def model_post_init(self, _context) -> None:
         if (self.range is None) == (not self.choices):

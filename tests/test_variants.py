@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -63,6 +64,22 @@ def test_variants_are_drawn_from_the_question_id_and_vary():
     # two questions on one sheet get their variants independently
     picks = {(variant_for(seed, "a"), variant_for(seed, "b")) for seed in range(40)}
     assert len({a for a, _ in picks}) > 8 and any(a != b for a, b in picks)
+
+
+def test_a_range_is_drawn_from_without_listing_it():
+    """A range's values are computed as read: a trillion of them load and draw at once (as a
+    list, they would not fit in memory), and a float range keeps its rounded steps."""
+    from ptbank.models import Param
+
+    wide = Param(default=7, range=(0, 10 ** 12))
+    assert len(wide.values()) == 10 ** 12 + 1 and wide.values()[-1] == 10 ** 12
+    assert 7 in wide.values() and 2.5 not in wide.values() and "7" not in wide.values()
+    assert 0 <= random.Random(3).choice(wide.values()) <= 10 ** 12
+    fine = Param(default=0.3, range=(0.1, 0.5), step=0.1)
+    assert list(fine.values()) == [0.1, 0.2, 0.3, 0.4, 0.5] and 0.3 in fine.values()
+    assert 0.35 not in fine.values() and float("nan") not in fine.values()
+    with pytest.raises(ValueError, match="not one of the values"):
+        Param(default=0.35, range=(0.1, 0.5), step=0.1)
 
 
 # --- lint ---------------------------------------------------------------------------------

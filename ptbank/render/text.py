@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _CJK_CHAR = r"\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
 _CJK_PUNCT = "，。、；：？！…—「」『』（）《》〈〉【】“”‘’"
@@ -36,6 +37,8 @@ def fix_cjk_emphasis(markdown: str) -> str:
 _FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,})")
 _BLANK_LINE = re.compile(r"(\n[ \t]*\n)")
 _BACKTICKS = re.compile(r"`+")
+_PROSE_SPECIAL = re.compile(r"[\\`<]")
+"""What a paragraph's scan stops at: an escape, a code span, or a `<` to escape."""
 
 
 def escape_raw_html(markdown: str) -> str:
@@ -71,9 +74,12 @@ def _escape_prose(text: str) -> str:
 
 
 def _escape_paragraph(text: str) -> str:
+    if "<" not in text:  # most paragraphs: nothing to escape
+        return text
     out, i = [], 0
-    while i < len(text):
-        char = text[i]
+    while special := _PROSE_SPECIAL.search(text, i):
+        out.append(text[i: special.start()])
+        i, char = special.start(), special.group()
         if char == "\\":  # an escape (`\\<`, `\\``) is kept with what it escapes
             out.append(text[i: i + 2])
             i += 2
@@ -84,8 +90,9 @@ def _escape_paragraph(text: str) -> str:
             out.append(text[i:end])
             i = end
         else:
-            out.append("\\<" if char == "<" else char)
+            out.append("\\<")
             i += 1
+    out.append(text[i:])
     return "".join(out)
 
 
@@ -110,8 +117,10 @@ def softbreak_joiner(before: str, after: str) -> str:
     return "" if is_cjk(before[-1:]) or is_cjk(after[:1]) else " "
 
 
+@lru_cache(maxsize=16384)
 def inline_text(markdown: str) -> str:
-    """Plain text of one line of inline Markdown, as a reader sees it (markup removed)."""
+    """Plain text of one line of inline Markdown, as a reader sees it (markup removed).
+    Cached: every heading's anchor is read from it, in every edition a build writes."""
     from .mdparse import parser
 
     tokens = parser().parseInline(markdown)
