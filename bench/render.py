@@ -16,13 +16,16 @@ runs, measured alternately in one process so machine noise hits both sides alike
 --print-speed measures the part cache and parallel parts (pdf.py, part_cache.py) on one
 answer key, each print with a cache of its own: laid out whole (as before parts per chapter),
 a cold print with --jobs 1 and with --jobs 2, and a re-print after a one-question edit from
-the cold print's cache; the CPU-seconds per page of the cold serial print; and with
+the cold print's cache; the CPU-seconds per page of the cold serial print against the same
+print of the HTML as it was before uncoloured code tokens were merged (every token a span), with
+the pages whose 60 dpi renderings differ between the two; and with
 --fresh-clone, the wall time of `make pdf LEVEL=...` in a fresh clone of this repository.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
@@ -207,7 +210,10 @@ def print_speed(args) -> None:
             return seconds, _cpu_seconds() - before
 
         whole, whole_cpu = print_pdf("whole", markdown, part_chars=None)
+        with _every_token_spanned():
+            spanned, spanned_cpu = print_pdf("spanned", markdown)
         serial, serial_cpu = print_pdf("serial", markdown)
+        changed = _pages_that_differ(out / "spanned.pdf", out / "serial.pdf", out)
         parallel, _ = print_pdf("parallel", markdown, jobs=2)
         edit, _ = print_pdf("edited", edited, cache="serial")
         pages = len(PdfReader(out / "serial.pdf").pages)
@@ -215,8 +221,10 @@ def print_speed(args) -> None:
     print(f"answer key: level {level}, {args.lang}, {pages} pages, "
           f"{len(os.sched_getaffinity(0))} cores")
     print(f"laid out whole (before)          {whole:8.1f} s   {whole_cpu / pages:.3f} CPU-s/page")
+    print(f"every code token a span (before) {spanned:8.1f} s   {spanned_cpu / pages:.3f} CPU-s/page")
     print(f"cold, parts, --jobs 1            {serial:8.1f} s   {serial_cpu / pages:.3f} CPU-s/page"
-          f"   ({serial / whole:.2f} x whole)")
+          f"   ({serial / whole:.2f} x whole, {serial_cpu / spanned_cpu:.2f} x the CPU of every "
+          f"token a span; pages that differ at 60 dpi: {changed or 'none'})")
     print(f"cold, parts, --jobs 2            {parallel:8.1f} s   speed-up {serial / parallel:.2f} x"
           f"   (target >= 1.7 on 2 cores; bytes {'identical' if same else 'DIFFER'})")
     print(f"re-print after a one-question edit {edit:6.1f} s   {edit / serial:.3f} x cold"
@@ -229,6 +237,37 @@ def print_speed(args) -> None:
                            capture_output=True)
             print(f"fresh clone, make pdf LEVEL={level}  {time.perf_counter() - started:6.1f} s"
                   " (venv made, record vouching for every snippet)")
+
+
+@contextlib.contextmanager
+def _every_token_spanned():
+    """The HTML as before uncoloured code tokens were merged into plain text (html.py's
+    highlight_code): each token a span of its own, as Pygments writes it."""
+    from ptbank.render import html
+
+    unstyled = html._unstyled
+    html._unstyled, _ = (lambda kind: False), highlight_code.cache_clear()
+    try:
+        yield
+    finally:
+        html._unstyled, _ = unstyled, highlight_code.cache_clear()
+
+
+def _pages_that_differ(a: Path, b: Path, work: Path) -> list[int]:
+    """Page numbers whose 60 dpi renderings of PDFs `a` and `b` differ (all, if the page
+    counts do), as the parts test compares pages."""
+    from PIL import Image, ImageChops
+
+    shown = {}
+    for pdf in (a, b):
+        prefix = work / f"png-{pdf.stem}"
+        subprocess.run(["pdftoppm", "-png", "-r", "60", str(pdf), str(prefix)], check=True)
+        shown[pdf] = sorted(work.glob(f"{prefix.name}-*.png"))
+    if len(shown[a]) != len(shown[b]):
+        return list(range(1, max(len(shown[a]), len(shown[b])) + 1))
+    return [n for n, (x, y) in enumerate(zip(shown[a], shown[b]), 1)
+            if ImageChops.difference(Image.open(x).convert("RGB"),
+                                     Image.open(y).convert("RGB")).getbbox()]
 
 
 def _cpu_seconds() -> float:
