@@ -149,9 +149,23 @@ the n-th reference to `target` in the question whose anchor is `question` (uniqu
 document, and unchanged by edits of other questions, so that a part's HTML stays what it was);
 pdf_parts.py reads the target and the language back from it."""
 _PAGE_DIGITS = "000"
-"""The room a page number takes: three tabular digits, hidden; the number itself is drawn
-into that room (print.css in a document laid out whole; pdf_parts.py, once every part's
-pages are known, in one laid out in parts)."""
+"""The room a page number takes: three tabular digits, hidden. The number is drawn into that
+room (print.css in a document laid out whole; pdf_parts.py, once every part's pages are
+known, in one laid out in parts), centered where blanks set it off on both sides ("第 59 页");
+where it ends on a parenthesis, the words that open the reference are drawn into the room with
+it, right-aligned, so that a shorter number leaves its gap before the "(", where there is a
+space anyway, and not before the ")" ("(p. 59 )")."""
+
+
+def page_ref_words(lang: str) -> tuple[str, str, str]:
+    """The words of a reference's page around its number, as the room splits them: those
+    laid out before the room, those drawn in it before the number, and those after it:
+    (" ", "(p.\u00a0", ")") in English, ("（第\u00a0", "", "\u00a0页）") in Chinese."""
+    before, after = page_ref_parts(lang)
+    if after[:1].isspace():  # set off on both sides: the room is the number's alone
+        return before, "", after
+    opening = before.lstrip()
+    return before[: len(before) - len(opening)], opening, after
 
 
 def page_reference(target: str, env: dict, text: str) -> str:
@@ -162,8 +176,9 @@ def page_reference(target: str, env: dict, text: str) -> str:
     n = counts[source, target] = counts.get((source, target), 0) + 1
     lang = title_language(text)
     number_id = escape(f"{PAGE_REFERENCE}{lang}:{n}:{source}:{target}")
+    room = escape(page_ref_words(lang)[1] + _PAGE_DIGITS)
     return (f'<span class="page-ref" lang="{html_lang(lang)}"><span class="page-number" '
-            f'id="{number_id}" data-target="#{escape(target)}">{_PAGE_DIGITS}</span></span>')
+            f'id="{number_id}" data-target="#{escape(target)}">{room}</span></span>')
 
 
 def markdown_to_html_body(markdown: str, langs: tuple[str, ...] | list[str]) -> str:
@@ -301,7 +316,7 @@ def print_page(body: str, doc: Document, layer: PageLayer = WHOLE) -> str:
         page_label_after=_css_string(after),
         doc=doc,
         layer=layer,
-        page_ref_words={html_lang(lang): tuple(map(_css_string, page_ref_parts(lang)))
+        page_ref_words={html_lang(lang): tuple(map(_css_string, page_ref_words(lang)))
                         for lang in LABELS},
         lang=html_lang(doc.langs[0]),
         css=css,

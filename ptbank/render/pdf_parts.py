@@ -32,8 +32,10 @@ from contextlib import contextmanager
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from markupsafe import escape
+
 from .document import Document
-from .html import PAGE_REFERENCE, PageLayer, print_page, with_page_numbers
+from .html import PAGE_REFERENCE, PageLayer, page_ref_words, print_page, with_page_numbers
 
 PART_CHARS = 2_000_000
 """Most characters of body HTML laid out at once: a chapter longer than that is cut between
@@ -180,7 +182,7 @@ def _page_refs_layer(front_pages: int, body: list[Part], page_of: dict[str, int]
     for page in (page for part in body for page in part.pages):
         numbers = "".join(
             f'<span class="drawn-page-number" lang="{lang}" style="left: {x1}px; top: {y1}px; '
-            f'width: {x2 - x1}px">{page_of[target]}</span>'
+            f'width: {x2 - x1}px">{escape(page_ref_words(lang)[1])}{page_of[target]}</span>'
             for lang, target, (x1, y1, x2, _) in page.page_refs)
         pages.append(f'<div style="position: relative">{numbers}</div>')
     pages[1:] = [f'<div style="break-before: page">{page}</div>' for page in pages[1:]]
