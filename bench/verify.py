@@ -140,7 +140,7 @@ def by_kind(bank: Bank, args, work: Path) -> None:
     sums = {}
     for kind in (*KINDS, "all"):
         row = {mode: [r["duration"] for r in report["results"]
-                      if r["status"] != "skipped" and kind in ("all", kinds[f"{r['question_id']}/{r['snippet_id']}"])]
+                      if r["status"] != "skipped" and kind in ("all", _kind(kinds, r))]
                for mode, (_, report) in best.items()}
         sums[kind] = [sum(times) for times in row.values()]
         after, before = sums[kind]
@@ -157,6 +157,11 @@ def by_kind(bank: Bank, args, work: Path) -> None:
     print(f"  verdicts: {'the same for every snippet' if not differ else 'DIFFER'}")
     for line in differ:
         print(f"    {line}")
+
+
+def _kind(kinds: dict[str, str], result: dict) -> str:
+    """The kind of a result's snippet; a variant's ("solve@3") is its snippet's."""
+    return kinds[f"{result['question_id']}/{result['snippet_id'].split('@')[0]}"]
 
 
 def main() -> None:
