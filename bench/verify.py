@@ -121,6 +121,7 @@ def kind_of(code: str) -> str:
 def by_kind(bank: Bank, args, work: Path) -> None:
     """Cold runs with ranks from the server and with fresh ranks, Σ time by kind of each."""
     kinds = {f"{q.id}/{s.id}": kind_of(s.code) for q in bank.questions for s in q.snippets}
+    kinds |= {f"{q.id}/solve": kind_of(q.solve) for q in bank.questions if q.solve}
     modes = {"ranks forked from the server": [], "fresh ranks (--fresh-ranks)": []}
     for _ in range(args.repeat):
         for mode, extra in zip(modes, ([], ["--fresh-ranks"])):
@@ -160,7 +161,7 @@ def by_kind(bank: Bank, args, work: Path) -> None:
 
 
 def _kind(kinds: dict[str, str], result: dict) -> str:
-    """The kind of a result's snippet; a variant's ("solve@3") is its snippet's."""
+    """The kind of a result's snippet; a variant's ("solve@3") is its question's `solve`."""
     return kinds[f"{result['question_id']}/{result['snippet_id'].split('@')[0]}"]
 
 
