@@ -203,9 +203,7 @@ class _Stepped(Sequence):
     def __len__(self) -> int:
         return self.count
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(self.count))]
+    def __getitem__(self, i: int) -> int | float:
         if not -self.count <= i < self.count:
             raise IndexError(i)
         number = self.low + (i % self.count) * self.step
@@ -240,7 +238,7 @@ class Param(_Strict):
     def values(self) -> Sequence[Scalar]:
         """Every value a variant may draw, in order: a range's are computed as they are read
         (some hold thousands, and every variant drawn indexes them)."""
-        return self.choices if self.choices else _Stepped(self.range, self.step)
+        return tuple(self.choices) if self.choices else _Stepped(self.range, self.step)
 
     def model_post_init(self, _context) -> None:
         if (self.range is None) == (not self.choices):
